@@ -1,0 +1,46 @@
+#include "codegen/text.h"
+
+#include <cstdio>
+
+namespace probekit::codegen {
+
+std::vector<std::string> split_lines(const std::string& s) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t end = s.find('\n', start);
+        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return out;
+}
+
+std::string comment_safe(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        out += s[i];
+        if (s[i] == '*' && i + 1 < s.size() && s[i + 1] == '/') out += ' ';
+        if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') out += ' ';
+    }
+    return out;
+}
+
+std::string c_escape(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\%03o", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+}  // namespace probekit::codegen

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace probekit::cli {
+
+// A subcommand: its CLI11 node and what runs when it was selected (returns
+// the process exit status).
+struct Command {
+    CLI::App* app;
+    std::function<int()> run;
+};
+
+Command add_compile(CLI::App& app);
+
+}  // namespace probekit::cli

@@ -1,0 +1,22 @@
+// probekit: one binary, one subcommand per operator or build task.
+// Flags are parsed here; the work lives in src/.
+#include <CLI/CLI.hpp>
+
+#include "tools/probekit/commands.h"
+
+int main(int argc, char** argv) {
+    CLI::App app{"probekit: USDT probes that cost one NOP when nobody listens"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", PROBEKIT_VERSION);
+    const probekit::cli::Command commands[] = {
+        probekit::cli::add_compile(app),
+    };
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    for (const auto& c : commands)
+        if (c.app->parsed()) return c.run();
+    return 2;
+}
