@@ -16,7 +16,6 @@ using spec::ArgKind;
 constexpr const char* kHelpers = R"(#ifndef PROBEKIT_GEN_HELPERS_V1
 #define PROBEKIT_GEN_HELPERS_V1 1
 #ifdef __cplusplus
-#include <type_traits>
 extern "C++" {
 namespace probekit_gen_v1 {
 template <class T> using bare = typename std::remove_cv<typename std::remove_reference<T>::type>::type;
@@ -253,10 +252,19 @@ std::string native_header(const spec::Spec& spec, const MarkerBackend& marker, c
     out.line("#ifndef " + guard);
     out.line("#define " + guard + " 1");
     out.line("");
+    // C++ linkage for what is included, so the header may itself be included
+    // inside extern "C" { } as C headers often are.
+    out.line("#ifdef __cplusplus");
+    out.line("extern \"C++\" {");
+    out.line("#include <type_traits>");
+    out.line("#endif");
     out.raw(marker.prelude());
     out.line("#include <stddef.h>");
     out.line("#include <stdint.h>");
     out.line("#include <sys/types.h>");
+    out.line("#ifdef __cplusplus");
+    out.line("}");
+    out.line("#endif");
     out.line("");
     out.raw(kHelpers);
     out.line("");

@@ -1,0 +1,5 @@
+provider app {
+    probe start(int a);
+    /* this comment never ends
+    probe stop();
+};

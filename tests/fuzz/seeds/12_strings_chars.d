@@ -1,0 +1,4 @@
+provider s { probe a(string, char, signed char, unsigned char *); };
+foo:::bar { x = "unterminated \" escaped quote; y = '\''; z = "\\"; }
+'a
+"
