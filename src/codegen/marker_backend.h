@@ -1,7 +1,6 @@
-// How a generated header places one probe site. The header generators know
-// probes, types and gates; a backend knows only the asm of a site, so the
-// sys/sdt.h backend can be replaced by probekit's own marker without touching
-// them.
+// How a generated header places one probe site. The header generator knows
+// probes, types, gates and forms; a backend knows only what text places a
+// site, so the marker can change without touching the generator.
 #pragma once
 
 #include <string>
@@ -9,25 +8,48 @@
 
 namespace probekit::codegen {
 
+struct SiteArg {
+    std::string value;  // a C expression: an integer or pointer of at most 8 bytes
+    std::string size;   // a constant expression: its sdt size, -N signed or N unsigned
+};
+
+struct Site {
+    std::string provider;
+    std::string probe;
+    bool reached_by_call = false;  // the site is in an out-of-line function (5-byte NOP is safe)
+    std::string meta;              // name of the macro holding the .note.probekit asm, or empty
+    std::vector<SiteArg> args;
+};
+
 class MarkerBackend {
 public:
     virtual ~MarkerBackend() = default;
-    // Preprocessor lines emitted once, before any site (includes, switches).
+    // Text emitted once, before any site (definitions, includes).
     virtual std::string prelude() const = 0;
-    // A C statement (no trailing ';') that places a site of provider:probe
-    // whose argument expressions are `args`; the semaphore symbol is
-    // `<provider>_<probe>_semaphore`.
-    virtual std::string site(const std::string& provider, const std::string& probe,
-                             const std::vector<std::string>& args) const = 0;
+    // A C statement (no trailing ';') that places the site.
+    virtual std::string site(const Site& s) const = 0;
+    // Whether the backend writes .note.probekit (the generator then emits the
+    // metadata macros).
+    virtual bool writes_metadata() const = 0;
 };
 
-// Sites through <sys/sdt.h> STAP_PROBEn with semaphores: byte-for-byte what
-// SystemTap's own headers produce.
+// probekit's own marker (include/probekit/marker.h, embedded in the header):
+// compact asm, 5-byte NOPs at call-reached sites, .note.probekit. Falls back
+// to <sys/sdt.h> on architectures other than x86-64.
+class NativeMarker final : public MarkerBackend {
+public:
+    std::string prelude() const override;
+    std::string site(const Site& s) const override;
+    bool writes_metadata() const override { return true; }
+};
+
+// <sys/sdt.h> STAP_PROBEn with semaphores: exactly SystemTap's sites. Kept as
+// the reference that tests compare probekit's marker against.
 class SysSdtMarker final : public MarkerBackend {
 public:
     std::string prelude() const override;
-    std::string site(const std::string& provider, const std::string& probe,
-                     const std::vector<std::string>& args) const override;
+    std::string site(const Site& s) const override;
+    bool writes_metadata() const override { return false; }
 };
 
 }  // namespace probekit::codegen

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "codegen/probekit_note.h"
 #include "codegen/text.h"
 #include "spec/names.h"
 
@@ -51,7 +52,19 @@ template <class T> __attribute__((__always_inline__)) inline unsigned int f32_bi
 template <class T> __attribute__((__always_inline__)) inline unsigned long long f64_bits(const T &v) {
   double d = static_cast<double>(v); unsigned long long u; __builtin_memcpy(&u, &d, sizeof u); return u;
 }
-template <class T> __attribute__((__always_inline__)) inline typename std::decay<T>::type any(const T &v) { return v; }
+/* Untyped arguments go to the marker as they are; nullptr as a null pointer. */
+template <class T> __attribute__((__always_inline__)) inline auto any(const T &v) {
+  if constexpr (std::is_null_pointer<T>::value) return (const void *)0;
+  else return static_cast<typename std::decay<T>::type>(v);
+}
+/* The sdt size of a value of type T: -N for signed, N for unsigned N-byte values. */
+template <class T> constexpr int sdt_size() {
+  using U = typename std::decay<T>::type;
+  if constexpr (std::is_pointer<U>::value || std::is_null_pointer<U>::value) return (int)sizeof(void *);
+  else if constexpr (std::is_enum<U>::value)
+    return std::is_signed<typename std::underlying_type<U>::type>::value ? -(int)sizeof(U) : (int)sizeof(U);
+  else return std::is_signed<U>::value ? -(int)sizeof(U) : (int)sizeof(U);
+}
 } /* namespace probekit_gen_v1 */
 } /* extern "C++" */
 #else
@@ -85,13 +98,19 @@ std::string signature(const spec::Probe& p) {
     return s;
 }
 
+std::string numbered(const std::string& prefix, size_t n, const std::string& sep = ", ") {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += (i ? sep : "") + prefix + std::to_string(i + 1);
+    return s;
+}
+
 // The C type of a typed wrapper's parameter.
 std::string c_param_type(const spec::Arg& a) {
     return a.resolved.kind == ArgKind::Bool ? "_Bool" : a.resolved.c_type;
 }
 
-// What the C wrapper hands the marker for argument `v`.
-std::string c_marker_arg(const spec::Arg& a, const std::string& v) {
+// What the C wrappers hand the marker for parameter `v`.
+std::string c_marker_value(const spec::Arg& a, const std::string& v) {
     switch (a.resolved.kind) {
         case ArgKind::Float: return "probekit_gen_v1_f32_bits(" + v + ")";
         case ArgKind::Double: return "probekit_gen_v1_f64_bits(" + v + ")";
@@ -128,6 +147,144 @@ CxxArg cxx_arg(const spec::Arg& a, const std::string& T, const std::string& v) {
     return {};
 }
 
+struct ProbeNames {
+    std::string macro, sem, fn, id, meta;
+};
+
+Site make_site(const spec::Provider& prov, const spec::Probe& p, const ProbeNames& names, bool by_call,
+               const std::vector<SiteArg>& args) {
+    return Site{prov.name, p.name, by_call, names.meta, args};
+}
+
+void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm, const MarkerBackend& marker) {
+    const size_t n = p.args.size();
+    const std::string params = numbered("arg", n);
+    // The out-of-line site that the gated form calls: a call has already
+    // retired the caller's red zone, so its attach point can be a 5-byte NOP.
+    // Hidden, so that two shared objects with the same provider never bind
+    // each other's copies.
+    std::vector<SiteArg> slow_args;
+    std::string ctparams, cparams;
+    for (size_t i = 0; i < n; ++i) {
+        const std::string k = std::to_string(i + 1);
+        ctparams += (i ? ", " : "") + std::string("class C") + k;
+        cparams += (i ? ", " : "") + std::string("C") + k + " c" + k;
+        slow_args.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
+    }
+    out.line("extern \"C++\" struct " + nm.fn + " {");
+    if (n > 0) out.line("  template <" + ctparams + ">");
+    out.line("  static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(" + cparams + ") {");
+    out.line("    " + marker.site(make_site(prov, p, nm, true, slow_args)) + ";");
+    out.line("  }");
+
+    // The inline form: checks each argument against the spec with a readable
+    // static_assert, runs builders (reachable only through the gated form),
+    // converts to the spec's type, then places the site or calls `slow`.
+    std::string tparams = "bool Gated", fparams;
+    for (size_t i = 0; i < n; ++i) {
+        tparams += ", class T" + std::to_string(i + 1);
+        fparams += (i ? ", " : "") + std::string("T") + std::to_string(i + 1) + " &&a" + std::to_string(i + 1);
+    }
+    out.line("  template <" + tparams + ">");
+    out.line("  static __attribute__((__always_inline__)) inline void fire(" + fparams + ") {");
+    std::string all_ok = "true";
+    std::vector<SiteArg> inline_args;
+    std::vector<std::string> conversions;
+    for (size_t i = 0; i < n; ++i) {
+        const std::string k = std::to_string(i + 1);
+        const std::string T = "T" + k;
+        CxxArg c = cxx_arg(p.args[i], T, "v" + k);
+        const std::string what = nm.id + ": argument " + k + " '" + arg_label(p.args[i], i) + "'";
+        out.line("    static_assert(Gated || !::probekit_gen_v1::is_builder<" + T + ">::value, \"" +
+                 c_escape(what + " is a builder (a callable): builders run only in the gated form " + nm.macro + "_GATED(...)") + "\");");
+        out.line("    static_assert(" + c.check + ", \"" +
+                 c_escape(what + " must be " + c.expects + "; the spec declares '" + declared(p.args[i]) + "'") + "\");");
+        all_ok += " && " + c.check;
+        conversions.push_back(c.convert);
+        inline_args.push_back({"c" + k, "::probekit_gen_v1::sdt_size<decltype(c" + k + ")>()"});
+    }
+    out.line("    if constexpr (" + all_ok + ") {");
+    for (size_t i = 0; i < n; ++i) {
+        const std::string k = std::to_string(i + 1);
+        out.line("      auto &&v" + k + " = ::probekit_gen_v1::value(static_cast<T" + k + " &&>(a" + k + "));");
+        out.line("      auto c" + k + " = " + conversions[i] + ";");
+    }
+    out.line("      if constexpr (Gated) slow(" + numbered("c", n) + ");");
+    out.line("      else " + marker.site(make_site(prov, p, nm, false, inline_args)) + ";");
+    out.line("    }");
+    out.line("  }");
+    out.line("};");
+    out.line("#define " + nm.macro + "(" + params + ") " + nm.fn + "::fire<false>(" + params + ")");
+    out.line("#define " + nm.macro + "_GATED(" + params + ") do { if (" + nm.macro + "_ENABLED()) " + nm.fn + "::fire<true>(" + params + "); } while (0)");
+}
+
+void emit_c(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm, const MarkerBackend& marker) {
+    const size_t n = p.args.size();
+    const std::string params = numbered("arg", n);
+    if (typed(p)) {
+        // Always-inline and out-of-line functions with the spec's parameter
+        // types, so the compiler converts (and warns) exactly as for any C call.
+        std::string cparams = n == 0 ? "void" : "";
+        std::vector<SiteArg> args;
+        for (size_t i = 0; i < n; ++i) {
+            const std::string v = "probekit_arg" + std::to_string(i + 1);
+            cparams += (i ? ", " : "") + c_param_type(p.args[i]) + " " + v;
+            const std::string value = c_marker_value(p.args[i], v);
+            args.push_back({value, "PROBEKIT_ARGSIZE(" + value + ")"});
+        }
+        out.line("static __inline__ __attribute__((__always_inline__, __unused__)) void " + nm.fn + "(" + cparams + ") {");
+        out.line("  " + marker.site(make_site(prov, p, nm, false, args)) + ";");
+        out.line("}");
+        out.line("static __attribute__((__noinline__, __unused__)) void " + nm.fn + "_slow(" + cparams + ") {");
+        out.line("  " + marker.site(make_site(prov, p, nm, true, args)) + ";");
+        out.line("}");
+        out.line("#define " + nm.macro + "(" + params + ") " + nm.fn + "(" + params + ")");
+        out.line("#define " + nm.macro + "_GATED(" + params + ") do { if (" + nm.macro + "_ENABLED()) " + nm.fn + "_slow(" + params + "); } while (0)");
+        return;
+    }
+    // Some argument types are unknown to probekit: untyped, as sys/sdt.h, and
+    // always inline (no function can take them). A struct by value is a
+    // compile error that says so.
+    std::vector<SiteArg> args;
+    std::string checks;
+    for (size_t i = 0; i < n; ++i) {
+        const std::string a = "(arg" + std::to_string(i + 1) + ")";
+        args.push_back({a, "PROBEKIT_ARGSIZE(" + a + ")"});
+        checks += "_Static_assert(__builtin_classify_type" + a + " != 12 && __builtin_classify_type" + a +
+                  " != 13 && (__builtin_classify_type" + a + " == 5 || sizeof" + a + " <= 8), \"" +
+                  c_escape(nm.id + ": argument " + std::to_string(i + 1) + " '" + arg_label(p.args[i], i) +
+                           "' must be a scalar of at most 8 bytes") + "\"); ";
+    }
+    const std::string site = marker.site(make_site(prov, p, nm, false, args));
+    out.line("#define " + nm.macro + "(" + params + ") do { " + checks + site + "; } while (0)");
+    out.line("#define " + nm.macro + "_GATED(" + params + ") do { " + checks + "if (" + nm.macro + "_ENABLED()) " + site + "; } while (0)");
+}
+
+void emit_probe(Text& out, const spec::Provider& prov, const spec::Probe& p, const MarkerBackend& marker) {
+    ProbeNames nm;
+    nm.macro = spec::macro_name(prov.name, p.name);
+    nm.sem = spec::semaphore_name(prov.name, p.name);
+    nm.fn = "probekit_" + prov.name + "_" + p.name;
+    nm.id = prov.name + ":" + p.name;
+
+    out.line("/* " + prov.name + ":" + spec::display_name(p.name) + "(" + signature(p) + ")");
+    if (!p.doc.empty()) {
+        for (const auto& l : split_lines(p.doc)) out.line(" * " + comment_safe(l));
+    }
+    out.line(" */");
+    if (marker.writes_metadata()) {
+        nm.meta = "PROBEKIT_META_" + prov.name + "_" + p.name;
+        out.line("#define " + nm.meta + " \"" + c_escape(probekit_note_asm(prov.name, p)) + "\"");
+    }
+    out.line("#define " + nm.macro + "_ENABLED() (__builtin_expect(" + nm.sem + " != 0, 0))");
+    out.line("#ifdef __cplusplus");
+    emit_cxx(out, prov, p, nm, marker);
+    out.line("#else");
+    emit_c(out, prov, p, nm, marker);
+    out.line("#endif");
+    out.line("");
+}
+
 // The gates: per probe, the SDT semaphore (16 bits, bumped by external
 // tracers) and the in-process count beside it, read together as one aligned
 // 32-bit word. Weak and hidden: every translation unit that includes the
@@ -143,95 +300,6 @@ void emit_gates(Text& out, const spec::Spec& spec) {
                      spec::semaphore_name(prov.name, p.name) + ";");
     out.line("#ifdef __cplusplus");
     out.line("}");
-    out.line("#endif");
-    out.line("");
-}
-
-void emit_probe(Text& out, const spec::Provider& prov, const spec::Probe& p, const MarkerBackend& marker) {
-    const std::string macro = spec::macro_name(prov.name, p.name);
-    const std::string sem = spec::semaphore_name(prov.name, p.name);
-    const std::string fn = "probekit_" + prov.name + "_" + p.name;
-    const std::string id = prov.name + ":" + p.name;
-    const size_t n = p.args.size();
-
-    out.line("/* " + prov.name + ":" + spec::display_name(p.name) + "(" + signature(p) + ")");
-    if (!p.doc.empty()) {
-        for (const auto& l : split_lines(p.doc)) out.line(" * " + comment_safe(l));
-    }
-    out.line(" */");
-
-    out.line("#define " + macro + "_ENABLED() (__builtin_expect(" + sem + " != 0, 0))");
-
-    std::string params, call;
-    for (size_t i = 0; i < n; ++i) {
-        params += (i ? ", " : "") + std::string("arg") + std::to_string(i + 1);
-    }
-    call = params;
-
-    out.line("#ifdef __cplusplus");
-    {
-        // C++: one always-inline template per probe. It checks each argument
-        // against the spec with a readable static_assert, runs builders (only
-        // reachable through the gated form) and converts to the spec's type.
-        std::string tparams = "bool Gated", fparams;
-        for (size_t i = 0; i < n; ++i) {
-            tparams += ", class T" + std::to_string(i + 1);
-            fparams += (i ? ", " : "") + std::string("T") + std::to_string(i + 1) + " &&a" + std::to_string(i + 1);
-        }
-        out.line("extern \"C++\" struct " + fn + " {");
-        out.line("  template <" + tparams + ">");
-        out.line("  static __attribute__((__always_inline__)) inline void fire(" + fparams + ") {");
-        std::string all_ok = "true";
-        std::vector<std::string> marker_args;
-        for (size_t i = 0; i < n; ++i) {
-            const std::string k = std::to_string(i + 1);
-            const std::string T = "T" + k;
-            CxxArg c = cxx_arg(p.args[i], T, "v" + k);
-            const std::string what = id + ": argument " + k + " '" + arg_label(p.args[i], i) + "'";
-            out.line("    static_assert(Gated || !::probekit_gen_v1::is_builder<" + T + ">::value, \"" +
-                     c_escape(what + " is a builder (a callable): builders run only in the gated form " + macro + "_GATED(...)") + "\");");
-            out.line("    static_assert(" + c.check + ", \"" +
-                     c_escape(what + " must be " + c.expects + "; the spec declares '" + declared(p.args[i]) + "'") + "\");");
-            all_ok += " && " + c.check;
-            marker_args.push_back(c.convert);
-        }
-        if (n == 0) out.line("    (void)0;");
-        out.line("    if constexpr (" + all_ok + ") {");
-        for (size_t i = 0; i < n; ++i) {
-            const std::string k = std::to_string(i + 1);
-            out.line("      auto &&v" + k + " = ::probekit_gen_v1::value(static_cast<T" + k + " &&>(a" + k + "));");
-        }
-        out.line("      " + marker.site(prov.name, p.name, marker_args) + ";");
-        out.line("    }");
-        out.line("  }");
-        out.line("};");
-        out.line("#define " + macro + "(" + params + ") " + fn + "::fire<false>(" + call + ")");
-        out.line("#define " + macro + "_GATED(" + params + ") do { if (" + macro + "_ENABLED()) " + fn + "::fire<true>(" + call + "); } while (0)");
-    }
-    out.line("#else");
-    if (typed(p)) {
-        // C: an always-inline function with the spec's parameter types, so the
-        // compiler converts (and warns) exactly as for any C call.
-        std::string cparams = n == 0 ? "void" : "";
-        std::vector<std::string> marker_args;
-        for (size_t i = 0; i < n; ++i) {
-            const std::string v = "probekit_arg" + std::to_string(i + 1);
-            cparams += (i ? ", " : "") + c_param_type(p.args[i]) + " " + v;
-            marker_args.push_back(c_marker_arg(p.args[i], v));
-        }
-        out.line("static __inline__ __attribute__((__always_inline__, __unused__)) void " + fn + "(" + cparams + ") {");
-        out.line("  " + marker.site(prov.name, p.name, marker_args) + ";");
-        out.line("}");
-        out.line("#define " + macro + "(" + params + ") " + fn + "(" + call + ")");
-        out.line("#define " + macro + "_GATED(" + params + ") do { if (" + macro + "_ENABLED()) " + fn + "(" + call + "); } while (0)");
-    } else {
-        // Some argument types are unknown to probekit: untyped, as sys/sdt.h.
-        std::vector<std::string> marker_args;
-        for (size_t i = 0; i < n; ++i) marker_args.push_back("(arg" + std::to_string(i + 1) + ")");
-        const std::string site = marker.site(prov.name, p.name, marker_args);
-        out.line("#define " + macro + "(" + params + ") " + site);
-        out.line("#define " + macro + "_GATED(" + params + ") do { if (" + macro + "_ENABLED()) " + site + "; } while (0)");
-    }
     out.line("#endif");
     out.line("");
 }

@@ -16,6 +16,7 @@ struct CompileArgs {
     std::string spec;
     std::string output;
     std::string format = "header";
+    std::string marker = "native";
     bool cpp = false;
     std::vector<std::string> includes;
     std::vector<std::string> defines;
@@ -49,7 +50,8 @@ int run_compile(const CompileArgs& a) {
         codegen::HeaderOptions ho;
         ho.guard = codegen::guard_from_path(out == "-" ? default_output(a.spec, ".h") : out);
         ho.source_name = a.spec.substr(a.spec.find_last_of('/') == std::string::npos ? 0 : a.spec.find_last_of('/') + 1);
-        text = codegen::native_header(*spec, codegen::SysSdtMarker{}, ho);
+        if (a.marker == "sys-sdt") text = codegen::native_header(*spec, codegen::SysSdtMarker{}, ho);
+        else text = codegen::native_header(*spec, codegen::NativeMarker{}, ho);
     }
     std::string error;
     if (!util::write_file_atomic(out, text, error)) {
@@ -70,6 +72,11 @@ Command add_compile(CLI::App& app) {
     cmd->add_option("--format", args->format, "What to generate")
         ->check(CLI::IsMember({"header", "json"}))
         ->default_str("header");
+    cmd->add_option("--marker", args->marker,
+                    "Site implementation: 'native' (probekit's marker: compact, 5-byte NOPs where safe, "
+                    ".note.probekit) or 'sys-sdt' (<sys/sdt.h>, for comparison)")
+        ->check(CLI::IsMember({"native", "sys-sdt"}))
+        ->default_str("native");
     cmd->add_flag("-C,--cpp", args->cpp, "Run the C preprocessor ($CPP, default cpp) on the spec first");
     cmd->add_option("-I", args->includes, "Include directory for -C")->allow_extra_args(false);
     cmd->add_option("-D", args->defines, "Macro definition NAME[=VALUE] for -C")->allow_extra_args(false);

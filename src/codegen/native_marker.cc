@@ -1,0 +1,18 @@
+#include "codegen/marker_backend.h"
+
+// The text of include/probekit/marker.h, embedded at build time.
+extern const char probekit_marker_h[];
+
+namespace probekit::codegen {
+
+std::string NativeMarker::prelude() const { return probekit_marker_h; }
+
+std::string NativeMarker::site(const Site& s) const {
+    std::string out = "PROBEKIT_SITE" + std::to_string(s.args.size()) + "(";
+    out += s.reached_by_call ? "PROBEKIT_NOP5" : "PROBEKIT_NOP1";
+    out += ", " + s.provider + ", " + s.probe + ", " + (s.meta.empty() ? "\"\"" : s.meta);
+    for (const auto& a : s.args) out += ", " + a.value + ", " + a.size;
+    return out + ")";
+}
+
+}  // namespace probekit::codegen

@@ -1,0 +1,33 @@
+// The asm that writes a probe's `.note.probekit` entry: what .note.stapsdt
+// cannot carry (argument names, types, the doc comment). Layout, version 1
+// (docs/note-probekit.md):
+//
+//   note name "probekit", type 1 (kNoteTypeProbe)
+//   u8 version = 1, u8 nargs, u16 flags = 0
+//   provider\0 name\0
+//   nargs x { u8 kind, i8 sdt_size, arg_name\0, type_as_written\0 }
+//   doc\0
+//
+// The entry sits in a COMDAT group named after the probe and is guarded by an
+// assembler symbol, so each linked object holds it once however many sites
+// and translation units fire the probe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "spec/ast.h"
+
+namespace probekit::codegen {
+
+inline constexpr uint32_t kNoteTypeProbe = 1;
+inline constexpr uint8_t kNoteVersion = 1;
+
+// The kind byte of each argument.
+uint8_t note_kind(spec::ArgKind k);
+
+// The asm template text (for an extended asm whose operands s0..sN-1 are the
+// arguments' sdt sizes), already escaped for use inside an asm template.
+std::string probekit_note_asm(const std::string& provider, const spec::Probe& probe);
+
+}  // namespace probekit::codegen
