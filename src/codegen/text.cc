@@ -29,7 +29,7 @@ std::string comment_safe(const std::string& s) {
 std::string c_escape(const std::string& s) {
     std::string out;
     for (unsigned char c : s) {
-        if (c == '"' || c == '\\') {
+        if (c == '"' || c == '\\' || c == '?') {  // '?': no trigraphs in C11
             out += '\\';
             out += static_cast<char>(c);
         } else if (c < 0x20 || c == 0x7f) {

@@ -16,36 +16,53 @@ TEST_CASE("names: SystemTap's macro and semaphore mapping") {
     CHECK(spec::display_name("gc_major__start") == "gc_major-start");
 }
 
-TEST_CASE("native header: gate, typed C wrapper and C++ checks") {
+TEST_CASE("native header: gate, typed C wrappers and C++ checks") {
     auto l = load("provider app {\n/** Starts. */\nprobe req__start(int fd, string path, double t);\n};", "app.d");
     REQUIRE(l.spec);
-    std::string h = codegen::native_header(*l.spec, codegen::SysSdtMarker{}, {});
+    std::string h = codegen::native_header(*l.spec, codegen::NativeMarker{}, {});
     CHECK(h.find("#ifndef PROBEKIT_APP_D_H") != std::string::npos);
-    CHECK(h.find("volatile unsigned int app_req__start_semaphore;") != std::string::npos);
-    CHECK(h.find("__weak__, __visibility__(\"hidden\"), __section__(\".probes\")") != std::string::npos);
+    CHECK(h.find("#ifndef PROBEKIT_MARKER_V1") != std::string::npos);  // the marker is embedded
+    CHECK(h.find("__weak__, __visibility__(\"hidden\"), __section__(\".probes\"), __aligned__(4), __used__)) volatile unsigned int app_req__start_semaphore;") != std::string::npos);
     CHECK(h.find("#define APP_REQ_START_ENABLED() (__builtin_expect(app_req__start_semaphore != 0, 0))") != std::string::npos);
-    CHECK(h.find("void probekit_app_req__start(int probekit_arg1, const char * probekit_arg2, double probekit_arg3)") != std::string::npos);
-    CHECK(h.find("STAP_PROBE3(app, req__start, probekit_arg1, probekit_arg2, probekit_gen_v1_f64_bits(probekit_arg3))") != std::string::npos);
+    // C: an inline site with a 1-byte NOP, an out-of-line one with a 5-byte NOP for the gated form.
+    CHECK(h.find("void probekit_app_req__start(int probekit_arg1, const char * probekit_arg2, double probekit_arg3) {\n"
+                 "  PROBEKIT_SITE3(PROBEKIT_NOP1, app, req__start, PROBEKIT_META_app_req__start, probekit_arg1, PROBEKIT_ARGSIZE(probekit_arg1), "
+                 "probekit_arg2, PROBEKIT_ARGSIZE(probekit_arg2), probekit_gen_v1_f64_bits(probekit_arg3), PROBEKIT_ARGSIZE(probekit_gen_v1_f64_bits(probekit_arg3)));") != std::string::npos);
+    CHECK(h.find("static __attribute__((__noinline__, __unused__)) void probekit_app_req__start_slow(") != std::string::npos);
+    CHECK(h.find("#define APP_REQ_START_GATED(arg1, arg2, arg3) do { if (APP_REQ_START_ENABLED()) probekit_app_req__start_slow(arg1, arg2, arg3); } while (0)") != std::string::npos);
+    // C++: checks with the spec's words, hidden out-of-line site.
     CHECK(h.find("app:req__start: argument 2 'path' must be a NUL-terminated string") != std::string::npos);
-    CHECK(h.find("#define APP_REQ_START_GATED(arg1, arg2, arg3) do { if (APP_REQ_START_ENABLED())") != std::string::npos);
+    CHECK(h.find("static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(C1 c1, C2 c2, C3 c3)") != std::string::npos);
     CHECK(h.find(" * Starts.") != std::string::npos);
+    // The metadata note, with the doc text.
+    CHECK(h.find("#define PROBEKIT_META_app_req__start \".ifndef .Lprobekit_meta.app.req__start") != std::string::npos);
+    CHECK(h.find(".asciz \\\"Starts.\\\"") != std::string::npos);
 }
 
-TEST_CASE("native header: probes with untyped arguments fall back to sys/sdt.h in C") {
+TEST_CASE("native header: untyped arguments stay untyped in C, and a struct is a clear error") {
     auto l = load("provider p { probe a(value v); };");
     REQUIRE(l.spec);
-    std::string h = codegen::native_header(*l.spec, codegen::SysSdtMarker{}, {});
-    CHECK(h.find("#define P_A(arg1) STAP_PROBE1(p, a, (arg1))") != std::string::npos);
+    std::string h = codegen::native_header(*l.spec, codegen::NativeMarker{}, {});
+    CHECK(h.find("#define P_A(arg1) do { _Static_assert(__builtin_classify_type(arg1) != 12") != std::string::npos);
+    CHECK(h.find("\"p:a: argument 1 'v' must be a scalar of at most 8 bytes\"); PROBEKIT_SITE1(PROBEKIT_NOP1, p, a, PROBEKIT_META_p_a, (arg1), PROBEKIT_ARGSIZE((arg1))); } while (0)") != std::string::npos);
 }
 
-TEST_CASE("native header: a doc comment cannot end the generated comment") {
-    auto l = load("provider p { /** a */ b */ probe a(); };");
-    // `b */` after the doc is a syntax error in the spec itself.
-    CHECK_FALSE(l.spec);
-    auto l2 = load("provider p { /** x*\\/y */ probe a(); };");
-    REQUIRE(l2.spec);
-    std::string h = codegen::native_header(*l2.spec, codegen::SysSdtMarker{}, {});
-    CHECK(h.find("x*\\/y") != std::string::npos);
+TEST_CASE("native header: the sys/sdt.h backend writes STAP_PROBEn sites") {
+    auto l = load("provider p { probe a(int x); };");
+    REQUIRE(l.spec);
+    std::string h = codegen::native_header(*l.spec, codegen::SysSdtMarker{}, {});
+    CHECK(h.find("#include <sys/sdt.h>") != std::string::npos);
+    CHECK(h.find("STAP_PROBE1(p, a, probekit_arg1)") != std::string::npos);
+    CHECK(h.find("PROBEKIT_META_") == std::string::npos);
+}
+
+TEST_CASE("native header: doc text cannot break the comment, the string or the asm") {
+    auto l = load("provider p { /** x*\\/y \"q\" 100% {a|b} ??= */ probe a(); };");
+    REQUIRE(l.spec);
+    std::string h = codegen::native_header(*l.spec, codegen::NativeMarker{}, {});
+    CHECK(h.find(" * x*\\/y \"q\" 100% {a|b} ??=") != std::string::npos);  // comment: as written
+    // asm: % and the dialect braces are escaped, then the C string escapes.
+    CHECK(h.find(R"(x*\\\\/y \\\"q\\\" 100%% %{a%|b%} \?\?=)") != std::string::npos);
 }
 
 TEST_CASE("dtrace-compatible header keeps SystemTap's shape") {
