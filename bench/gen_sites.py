@@ -63,7 +63,7 @@ def arg_expr(rng, t, k):
     raise ValueError(t)
 
 
-def generate(outdir, funcs, sites, nprobes, seed, provider):
+def generate(outdir, funcs, sites, nprobes, seed, provider, work=False):
     rng = random.Random(seed)
     P = provider.upper()
     probes = []
@@ -98,7 +98,8 @@ def generate(outdir, funcs, sites, nprobes, seed, provider):
             k = rng.randrange(1, 1000)
             name, types = probes[rng.randrange(nprobes)]
             args = ", ".join(arg_expr(rng, t, k) for t in types)
-            body.append(f"  a = (int)((unsigned)a * 7u + {k}u); b += (unsigned long)a; h ^= b << {1 + k % 13};\n")
+            if work:
+                body.append(f"  a = (int)((unsigned)a * 7u + {k}u); b += (unsigned long)a; h ^= b << {1 + k % 13};\n")
             body.append(("@", macro(name), args))
         body.append("  return (unsigned long)a + b + h;\n}\n\n")
 
@@ -127,9 +128,11 @@ def main():
     ap.add_argument("--probes", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--provider", default="bench")
+    ap.add_argument("--work", action="store_true",
+                    help="update the locals before every site (a heavier baseline: more code per site)")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
-    generate(a.outdir, a.funcs, a.sites, a.probes, a.seed, a.provider)
+    generate(a.outdir, a.funcs, a.sites, a.probes, a.seed, a.provider, a.work)
 
 
 if __name__ == "__main__":

@@ -264,7 +264,7 @@ void emit_probe(Text& out, const spec::Provider& prov, const spec::Probe& p, con
     ProbeNames nm;
     nm.macro = spec::macro_name(prov.name, p.name);
     nm.sem = spec::semaphore_name(prov.name, p.name);
-    nm.fn = "probekit_" + prov.name + "_" + p.name;
+    nm.fn = spec::internal_name(prov.name, p.name);
     nm.id = prov.name + ":" + p.name;
 
     out.line("/* " + prov.name + ":" + spec::display_name(p.name) + "(" + signature(p) + ")");
@@ -273,7 +273,7 @@ void emit_probe(Text& out, const spec::Provider& prov, const spec::Probe& p, con
     }
     out.line(" */");
     if (marker.writes_metadata()) {
-        nm.meta = "PROBEKIT_META_" + prov.name + "_" + p.name;
+        nm.meta = spec::meta_macro_name(prov.name, p.name);
         out.line("#define " + nm.meta + " \"" + c_escape(probekit_note_asm(prov.name, p)) + "\"");
     }
     out.line("#define " + nm.macro + "_ENABLED() (__builtin_expect(" + nm.sem + " != 0, 0))");
@@ -307,10 +307,13 @@ void emit_gates(Text& out, const spec::Spec& spec) {
 }  // namespace
 
 std::string guard_from_path(const std::string& path) {
+    // Mixed case and the "_guard" ending keep it apart from every generated
+    // name: macros are upper case, semaphores end in "_semaphore", internals
+    // start with "probekit_".
     std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-    std::string g = "PROBEKIT_";
-    for (char c : base) g += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : '_';
-    return g;
+    std::string g = "PROBEKIT_included_";
+    for (char c : base) g += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return g + "_guard";
 }
 
 std::string native_header(const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options) {

@@ -16,7 +16,7 @@ struct HeaderOptions {
 
 std::string native_header(const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options);
 
-// An include guard made from a file name: "probes/app.h" -> "PROBEKIT_APP_H".
+// An include guard made from a file name: "probes/app.h" -> "PROBEKIT_included_app_h_guard".
 std::string guard_from_path(const std::string& path);
 
 }  // namespace probekit::codegen

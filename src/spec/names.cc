@@ -27,4 +27,24 @@ std::string semaphore_name(const std::string& provider, const std::string& probe
 
 std::string display_name(const std::string& probe) { return replace_all(probe, "__", "-"); }
 
+std::string internal_name(const std::string& provider, const std::string& probe) {
+    return "probekit_" + provider + "_" + probe;
+}
+
+std::string meta_macro_name(const std::string& provider, const std::string& probe) {
+    return "PROBEKIT_META_" + provider + "_" + probe;
+}
+
+bool is_reserved_name(const std::string& name) {
+    // The marker's and the helpers' names (include/probekit/marker.h and the
+    // generated header's preamble). The runtime's own provider, `probekit`,
+    // may use every other PROBEKIT_ name.
+    static const char* const prefixes[] = {"PROBEKIT_SITE", "PROBEKIT_NOP", "PROBEKIT_ASM_", "PROBEKIT_META_",
+                                           "PROBEKIT_GEN_", "PROBEKIT_ARGSIZE", "PROBEKIT_ITYPE_", "PROBEKIT_NATIVE_MARKER",
+                                           "PROBEKIT_MARKER_", "PROBEKIT_USE_SYS_SDT", "probekit_gen_v1"};
+    for (const char* p : prefixes)
+        if (name.rfind(p, 0) == 0) return true;
+    return false;
+}
+
 }  // namespace probekit::spec

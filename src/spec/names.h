@@ -11,5 +11,13 @@ std::string macro_name(const std::string& provider, const std::string& probe);
 std::string semaphore_name(const std::string& provider, const std::string& probe);
 // How stap, bpftrace and DTrace show the probe: `__` becomes `-`.
 std::string display_name(const std::string& probe);
+// Names of the generated header's internals for one probe: the C wrapper and
+// C++ struct (`probekit_app_req__start`), the C out-of-line function (that +
+// "_slow") and the macro holding its .note.probekit asm.
+std::string internal_name(const std::string& provider, const std::string& probe);
+std::string meta_macro_name(const std::string& provider, const std::string& probe);
+// Whether a generated name would clash with the marker's and helpers' own
+// names (PROBEKIT_SITE3, probekit_gen_v1, ...).
+bool is_reserved_name(const std::string& name);
 
 }  // namespace probekit::spec

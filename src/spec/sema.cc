@@ -49,10 +49,17 @@ void check(Spec& spec, const AliasTable& aliases, Diagnostics& diags) {
             check_probe(prov, p, aliases, diags);
             const std::string owner = prov.name + ":" + p.name;
             const std::string macro = macro_name(prov.name, p.name);
-            claim(macro, owner, p.loc);
-            claim(macro + "_ENABLED", owner, p.loc);
-            claim(macro + "_GATED", owner, p.loc);
-            claim(semaphore_name(prov.name, p.name), owner, p.loc);
+            const std::string internal = internal_name(prov.name, p.name);
+            bool reserved = false;
+            for (const std::string& symbol : {macro, macro + "_ENABLED", macro + "_GATED", semaphore_name(prov.name, p.name),
+                                              internal, internal + "_slow"}) {
+                if (!reserved && is_reserved_name(symbol)) {
+                    diags.error(p.loc, "'" + owner + "' would generate '" + symbol + "', a name reserved by probekit; rename it");
+                    reserved = true;
+                }
+                claim(symbol, owner, p.loc);
+            }
+            claim(meta_macro_name(prov.name, p.name), owner, p.loc);
         }
     }
 }

@@ -20,7 +20,7 @@ TEST_CASE("native header: gate, typed C wrappers and C++ checks") {
     auto l = load("provider app {\n/** Starts. */\nprobe req__start(int fd, string path, double t);\n};", "app.d");
     REQUIRE(l.spec);
     std::string h = codegen::native_header(*l.spec, codegen::NativeMarker{}, {});
-    CHECK(h.find("#ifndef PROBEKIT_APP_D_H") != std::string::npos);
+    CHECK(h.find("#ifndef PROBEKIT_included_app_d_h_guard") != std::string::npos);
     CHECK(h.find("#ifndef PROBEKIT_MARKER_V1") != std::string::npos);  // the marker is embedded
     CHECK(h.find("__weak__, __visibility__(\"hidden\"), __section__(\".probes\"), __aligned__(4), __used__)) volatile unsigned int app_req__start_semaphore;") != std::string::npos);
     CHECK(h.find("#define APP_REQ_START_ENABLED() (__builtin_expect(app_req__start_semaphore != 0, 0))") != std::string::npos);

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run the compile benchmarks and refresh bench/results/*.json; the figures in
+# docs/benchmarks.md come from these files. About 10 minutes on 2 cores.
+#
+#   bench/run_all.sh            # both
+#   bench/run_all.sh speed      # header generation only (compile_speed.sh)
+#   bench/run_all.sh sites      # 20,000-site TU only (site_compile.sh)
+#
+# Needs: a build (ninja -C build; measured as it is, not rebuilt here), SystemTap's dtrace (systemtap-sdt-dev),
+# hyperfine, g++, readelf. Environment variables are passed through to the
+# scripts (RUNS, PROBEKIT, RESULTS, ...; see each script's header).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+what=${1:-all}
+
+[[ -x ${PROBEKIT:-$root/build/probekit} ]] || { echo "build probekit first: ninja -C $root/build" >&2; exit 1; }
+
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(uname -r), $(gcc --version | head -1), load $(cut -d' ' -f1-3 /proc/loadavg)"
+start=$SECONDS
+case $what in
+  all)   "$here/compile_speed.sh"; echo; "$here/site_compile.sh" ;;
+  speed) "$here/compile_speed.sh" ;;
+  sites) "$here/site_compile.sh" ;;
+  *) echo "usage: $0 [all|speed|sites]" >&2; exit 2 ;;
+esac
+echo
+echo "# done in $((SECONDS - start)) s; results in ${RESULTS:-$here/results}:"
+ls -l "${RESULTS:-$here/results}"/compile_speed_*.json "${RESULTS:-$here/results}"/site_compile.json 2>/dev/null || true
