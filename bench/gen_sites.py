@@ -16,8 +16,11 @@ macro differs between the variants:
           -> sys/sdt.h STAP_PROBEn, with semaphores (_SDT_HAS_SEMAPHORES)
   sdt_gated  the same header, `if (PROVIDER_NAME_ENABLED()) PROVIDER_NAME(...)`:
           what a dtrace -h user writes to skip argument work
+  call_gated no probe marker: `if (semaphore) extern_function(args)`, an
+          ordinary call per probe behind the same kind of gate. What any gated
+          form costs before its marker: the floor for `gated`.
 
-Files written to OUTDIR: sites.d, none.h, sites_<variant>.cc. The headers
+Files written to OUTDIR: sites.d, none.h, call.h, sites_<variant>.cc. The headers
 of the probekit and sdt variants (probekit.h, sdt.h) are produced from
 sites.d by the calling script, with the tools being measured.
 Deterministic for a given set of options.
@@ -30,7 +33,7 @@ import random
 ARG_TYPES = [("int", 30), ("long", 10), ("unsigned long", 15), ("uint64_t", 20), ("const char *", 12),
              ("struct conn *", 8), ("double", 5)]
 
-VARIANTS = ("none", "gated", "plain", "sdt", "sdt_gated")
+VARIANTS = ("none", "gated", "plain", "sdt", "sdt_gated", "call_gated")
 
 
 def weighted(rng, pairs):
@@ -89,6 +92,17 @@ def generate(outdir, funcs, sites, nprobes, seed, provider, work=False):
             body = ", ".join(f"(void)(x{j + 1})" for j in range(len(types)))
             f.write(f"#define {macro(name)}({ps}) ({body})\n")
 
+    # The floor of a gated form: an ordinary function call behind a gate.
+    with open(os.path.join(outdir, "call.h"), "w") as f:
+        f.write("/* No marker: a gated call to an ordinary extern function per probe. */\n")
+        f.write("#include <stdint.h>\nstruct conn;\n")
+        for name, types in probes:
+            ps = ", ".join(f"x{j + 1}" for j in range(len(types)))
+            f.write(f'extern "C" volatile unsigned int {provider}_{name}_semaphore;\n')
+            f.write(f'extern "C" void {provider}_{name}_call({", ".join(types)});\n')
+            f.write(f"#define {macro(name)}({ps}) do {{ if (__builtin_expect({provider}_{name}_semaphore != 0, 0)) "
+                    f"{provider}_{name}_call({ps}); }} while (0)\n")
+
     # The body shared by every variant; @FIRE(M, args)@ is filled per variant.
     body = []
     for fi in range(funcs):
@@ -109,8 +123,10 @@ def generate(outdir, funcs, sites, nprobes, seed, provider, work=False):
         "plain": lambda m, a: f"  {m}({a});\n",
         "sdt": lambda m, a: f"  {m}({a});\n",
         "sdt_gated": lambda m, a: f"  if ({m}_ENABLED()) {m}({a});\n",
+        "call_gated": lambda m, a: f"  {m}({a});\n",
     }
-    header = {"none": "none.h", "gated": "probekit.h", "plain": "probekit.h", "sdt": "sdt.h", "sdt_gated": "sdt.h"}
+    header = {"none": "none.h", "gated": "probekit.h", "plain": "probekit.h", "sdt": "sdt.h", "sdt_gated": "sdt.h",
+              "call_gated": "call.h"}
     for v in VARIANTS:
         with open(os.path.join(outdir, f"sites_{v}.cc"), "w") as f:
             f.write(f"// {funcs * sites} probe sites, variant '{v}' (bench/gen_sites.py)\n")

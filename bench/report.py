@@ -3,8 +3,10 @@
 
     report.py RESULT.json --ref NAME [--inverse] [--meta KEY=VALUE ...]
 
-Prints one line per command: mean ± stddev, min, and the ratio against the
-reference command NAME (mean / reference mean, with the stddev propagated).
+Prints one line per command: wall-clock mean ± stddev, min, and the ratio
+against the reference command NAME (mean / reference mean, with the stddev
+propagated); then the mean CPU time (user + system) and its ratio, which
+other work on the machine disturbs less than wall time.
 With --inverse the ratio is reference / command (how many times faster the
 reference is than each command). --meta adds a "meta" object to the JSON
 (machine, date, commit, load average, plus the KEY=VALUE pairs) so the file
@@ -69,15 +71,21 @@ def main():
         raise SystemExit(f"{a.json}: no command named {a.ref!r} (have {', '.join(res)})")
     ref = res[a.ref]
     label = f"{a.ref}/cmd" if a.inverse else f"cmd/{a.ref}"
-    print(f"  {'command':<22} {'mean ± stddev':>22} {'min':>10}   ratio ({label})")
+    print(f"  {'command':<18} {'wall: mean ± stddev':>24} {'min':>9} {'ratio':>14}   {'CPU (user+sys)':>14} {'ratio':>7}")
+    ref_cpu = ref["user"] + ref["system"]
     for name, r in res.items():
         sd = r.get("stddev") or 0.0
         rsd = ref.get("stddev") or 0.0
+        cpu = r["user"] + r["system"]
         if a.inverse:
             q, dq = ratio(ref["mean"], rsd, r["mean"], sd)
+            qc = ref_cpu / cpu
         else:
             q, dq = ratio(r["mean"], sd, ref["mean"], rsd)
-        print(f"  {name:<22} {fmt_t(r['mean']):>10} ± {fmt_t(sd):<9} {fmt_t(r['min']):>10}   {q:6.2f} ± {dq:.2f}")
+            qc = cpu / ref_cpu
+        print(f"  {name:<18} {fmt_t(r['mean']):>12} ± {fmt_t(sd):<9} {fmt_t(r['min']):>9} {q:7.2f} ± {dq:<5.2f}"
+              f"   {fmt_t(cpu):>14} {qc:7.2f}")
+    print(f"  (ratio = {label}; {len(ref.get('times') or [])} runs of the reference)")
 
     if a.meta is not None:
         meta = machine(a.root)

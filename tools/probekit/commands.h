@@ -13,5 +13,7 @@ struct Command {
 };
 
 Command add_compile(CLI::App& app);
+Command add_list(CLI::App& app);
+Command add_verify(CLI::App& app);
 
 }  // namespace probekit::cli

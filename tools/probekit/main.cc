@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", PROBEKIT_VERSION);
     const probekit::cli::Command commands[] = {
         probekit::cli::add_compile(app),
+        probekit::cli::add_list(app),
+        probekit::cli::add_verify(app),
     };
     try {
         app.parse(argc, argv);

@@ -1,0 +1,55 @@
+// USDT argument specs (`-4@%edi`, `8@-16(%rbp)`, `-4@$5`, `8@[sp, 16]`, ...)
+// parsed into a structured form, for every architecture sys/sdt.h supports
+// that probekit reads: x86-64, i386, aarch64, arm, ppc64le, s390x, riscv64.
+//
+// Hand-written: the operand syntax is each assembler's own (AT&T on x86,
+// `[reg, #off]` on Arm, `off(reg)` on ppc/s390/riscv) and no library parses
+// it. An argument that cannot be parsed is reported as such and never makes
+// the whole probe fail.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probekit::elf {
+
+enum class Arch { X86_64, I386, AArch64, Arm, PPC64, S390X, RISCV64, Unknown };
+
+// ELF e_machine (and class, for x86) to Arch.
+Arch arch_from_elf(uint16_t e_machine, bool is_64bit);
+const char* arch_name(Arch a);
+
+enum class OperandKind {
+    Register,  // value is in `reg`
+    Memory,    // value is at reg_value(base) + offset (+ reg_value(index) * scale)
+    Constant,  // value is `constant`
+    Invalid,   // could not be parsed: see `error`
+};
+
+struct ArgSpec {
+    int size = 0;            // bytes: 1, 2, 4 or 8
+    bool is_signed = false;
+    bool is_float = false;   // the `f` suffix (`8f@%xmm0`): most consumers reject it
+    OperandKind kind = OperandKind::Invalid;
+    std::string reg;         // Register: the register as written, without '%' ("edi", "x0", "r3")
+    std::string base;        // Memory: base register ("rbp", "sp"); empty for an absolute address
+    std::string index;       // Memory: index register, or empty
+    int scale = 1;           // Memory: index scale
+    int64_t offset = 0;      // Memory: displacement
+    std::string symbol;      // Memory: a symbol in the displacement (`counter(%rip)`, `var@tpoff`), or empty
+    std::string segment;     // Memory: segment override (`fs`), or empty
+    int64_t constant = 0;    // Constant
+    std::string text;        // the operand as written
+    std::string error;       // Invalid: why
+};
+
+// Parses one argument spec such as "-4@%edi". Never throws; an unparseable
+// spec comes back with kind Invalid and an error message.
+ArgSpec parse_arg(std::string_view spec, Arch arch);
+
+// Splits a note's argument string ("-4@%edi 8@%rax") and parses each.
+std::vector<ArgSpec> parse_args(std::string_view args, Arch arch);
+
+}  // namespace probekit::elf

@@ -1,0 +1,137 @@
+#include "elf/elf_object.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace probekit::elf {
+namespace {
+
+bool libelf_ready() {
+    static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
+    return ok;
+}
+
+std::string hex(std::string_view bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+}  // namespace
+
+std::unique_ptr<ElfObject> ElfObject::open(const std::string& path, std::string& error) {
+    if (!libelf_ready()) {
+        error = "libelf is out of date";
+        return nullptr;
+    }
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = std::strerror(errno);
+        return nullptr;
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
+        ::close(fd);
+        return nullptr;
+    }
+    std::unique_ptr<ElfObject> o(new ElfObject());
+    o->path_ = path;
+    o->fd_ = fd;
+    o->elf_ = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    if (!o->elf_ || elf_kind(o->elf_) != ELF_K_ELF) {
+        error = st.st_size < 16 ? "not an ELF file (too short)" : "not an ELF file";
+        return nullptr;
+    }
+    o->image_ = elf_rawfile(o->elf_, &o->image_size_);
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(o->elf_, &eh)) {
+        error = std::string("corrupt ELF header: ") + elf_errmsg(-1);
+        return nullptr;
+    }
+    o->is64_ = eh.e_ident[EI_CLASS] == ELFCLASS64;
+    o->little_ = eh.e_ident[EI_DATA] == ELFDATA2LSB;
+    o->type_ = eh.e_type;
+    o->arch_ = arch_from_elf(eh.e_machine, o->is64_);
+
+    size_t shstrndx = 0;
+    if (elf_getshdrstrndx(o->elf_, &shstrndx) != 0) {
+        error = std::string("corrupt section headers: ") + elf_errmsg(-1);
+        return nullptr;
+    }
+    for (Elf_Scn* scn = elf_nextscn(o->elf_, nullptr); scn; scn = elf_nextscn(o->elf_, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh)) {
+            error = std::string("corrupt section header: ") + elf_errmsg(-1);
+            return nullptr;
+        }
+        const char* name = elf_strptr(o->elf_, shstrndx, sh.sh_name);
+        o->sections_.push_back({name ? std::string_view(name) : std::string_view(), sh.sh_type, sh.sh_flags, sh.sh_addr,
+                                sh.sh_offset, sh.sh_size, scn});
+    }
+    size_t nph = 0;
+    if (elf_getphdrnum(o->elf_, &nph) == 0) {
+        for (size_t i = 0; i < nph; ++i) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(o->elf_, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
+                o->loads_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags});
+        }
+    }
+    return o;
+}
+
+ElfObject::~ElfObject() {
+    if (elf_) elf_end(elf_);
+    if (fd_ >= 0) ::close(fd_);
+}
+
+const Section* ElfObject::section(std::string_view name) const {
+    for (const auto& s : sections_)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+std::string_view ElfObject::data(const Section& s) const {
+    if (s.type == SHT_NOBITS || !image_) return {};
+    if (s.offset > image_size_ || s.size > image_size_ - s.offset) return {};
+    return {image_ + s.offset, static_cast<size_t>(s.size)};
+}
+
+std::string_view ElfObject::bytes_at(uint64_t addr, size_t n) const {
+    for (const auto& s : sections_) {
+        if (!(s.flags & SHF_ALLOC) || s.type == SHT_NOBITS) continue;
+        if (addr < s.addr || addr - s.addr >= s.size) continue;
+        std::string_view d = data(s);
+        uint64_t off = addr - s.addr;
+        if (off >= d.size()) return {};
+        return d.substr(static_cast<size_t>(off), n);
+    }
+    return {};
+}
+
+std::string ElfObject::build_id() const {
+    for (const auto& s : sections_) {
+        if (s.type != SHT_NOTE) continue;
+        Elf_Data* d = elf_getdata(s.scn, nullptr);
+        if (!d) continue;
+        GElf_Nhdr nh;
+        size_t off = 0, name_off = 0, desc_off = 0;
+        while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                std::memcmp(static_cast<const char*>(d->d_buf) + name_off, "GNU", 4) == 0)
+                return hex({static_cast<const char*>(d->d_buf) + desc_off, nh.n_descsz});
+        }
+    }
+    return {};
+}
+
+}  // namespace probekit::elf

@@ -1,0 +1,77 @@
+// A read-only view of one ELF file through libelf's mmap mode: sections,
+// program headers and bytes at link-time addresses, with every size and
+// offset from the file checked before use (the file may be truncated,
+// corrupted or hostile).
+#pragma once
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elf/argspec.h"
+
+namespace probekit::elf {
+
+struct Section {
+    std::string_view name;
+    uint32_t type = 0;
+    uint64_t flags = 0;
+    uint64_t addr = 0;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    Elf_Scn* scn = nullptr;
+};
+
+struct Segment {
+    uint64_t vaddr = 0, offset = 0, filesz = 0, memsz = 0;
+    uint32_t flags = 0;
+};
+
+class ElfObject {
+public:
+    // Opens `path`; on failure returns nullptr and sets `error` to a message
+    // that names the file ("not an ELF file", "truncated section headers", ...).
+    static std::unique_ptr<ElfObject> open(const std::string& path, std::string& error);
+    ~ElfObject();
+    ElfObject(const ElfObject&) = delete;
+    ElfObject& operator=(const ElfObject&) = delete;
+
+    const std::string& path() const { return path_; }
+    Arch arch() const { return arch_; }
+    bool is_64bit() const { return is64_; }
+    bool little_endian() const { return little_; }
+    uint16_t elf_type() const { return type_; }  // ET_EXEC, ET_DYN, ET_REL
+    const std::vector<Section>& sections() const { return sections_; }
+    const std::vector<Segment>& load_segments() const { return loads_; }
+    const Section* section(std::string_view name) const;
+    // The section's contents, or an empty view when it has none or lies
+    // outside the file.
+    std::string_view data(const Section& s) const;
+    // Up to `n` bytes of file content at link-time address `addr` (through
+    // the section that contains it); fewer when the address is not backed.
+    std::string_view bytes_at(uint64_t addr, size_t n) const;
+    // The GNU build-id as hex, or empty.
+    std::string build_id() const;
+    Elf* handle() const { return elf_; }
+
+private:
+    ElfObject() = default;
+    std::string path_;
+    int fd_ = -1;
+    Elf* elf_ = nullptr;
+    const char* image_ = nullptr;  // the whole file, as libelf mapped it
+    size_t image_size_ = 0;
+    Arch arch_ = Arch::Unknown;
+    bool is64_ = true, little_ = true;
+    uint16_t type_ = 0;
+    std::vector<Section> sections_;
+    std::vector<Segment> loads_;
+};
+
+}  // namespace probekit::elf
