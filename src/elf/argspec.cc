@@ -1,7 +1,7 @@
 // USDT argument-spec parser: `[-]N[f]@operand`, operand in each
 // architecture's assembler syntax as GCC/Clang print it through sys/sdt.h.
 //
-// A hand-written recursive-descent-free scanner over a string_view: no regex,
+// A hand-written single-pass scanner over a string_view: no regex,
 // no exceptions, no allocation except the std::string fields of ArgSpec.
 //
 // Conventions for the result (beyond argspec.h):
@@ -18,6 +18,13 @@
 //  - s390x `D(X,B)`: the first register inside the parentheses is the index,
 //    the second the base (the ISA's order); `D(B)` is base only.
 //  - ppc64 indexed `rA,rB`: base rA, index rB, scale 1 (EA = rA + rB).
+//  - ppc64/s390x: r0 in an address position reads as 0 and is left out of
+//    base/index (`16(0)` is the absolute address 16).
+//  - Base and index must be general-purpose registers of the right width.
+//  - Numbers: decimal or 0x-hex, optionally signed. A leading zero ("010")
+//    is refused: GAS and bcc read it as octal, libbpf as decimal.
+//  - Sizes other than 1, 2, 4, 8 (e.g. 16 for long double / __int128) are
+//    Invalid, with `size` still set.
 #include "elf/argspec.h"
 
 #include <cstddef>
@@ -156,6 +163,13 @@ bool numbered(std::string_view name, std::string_view prefix, int lo, int hi) {
     return small_number(name.substr(prefix.size()), lo, hi);
 }
 
+// dst = v. (Not std::string::assign: GCC 12 at -O3 warns -Wrestrict on it,
+// a false positive, GCC PR105329.)
+void set(std::string& dst, std::string_view v) {
+    dst.clear();
+    dst.append(v.data(), v.size());
+}
+
 bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
     for (auto n : names)
         if (n == name) return true;
@@ -247,8 +261,8 @@ bool ppc_register(std::string_view r) {
 
 // Marks the spec Invalid. The message is built before the operand fields
 // are cleared: `what` may point into one of them.
-bool fail(ArgSpec& a, std::string_view why, std::string_view what = {}, bool quote = false) {
-    a.error.assign(why);
+bool fail_with(ArgSpec& a, std::string_view why, std::string_view what, bool quote) {
+    set(a.error, why);
     if (quote) {
         a.error += " '";
         a.error.append(what.substr(0, 64));
@@ -267,6 +281,9 @@ bool fail(ArgSpec& a, std::string_view why, std::string_view what = {}, bool quo
     return false;
 }
 
+bool fail(ArgSpec& a, std::string_view why) { return fail_with(a, why, {}, false); }
+bool fail(ArgSpec& a, std::string_view why, std::string_view what) { return fail_with(a, why, what, true); }
+
 bool number_error(ArgSpec& a, NumResult r, const Cursor& c, std::string_view what) {
     if (r == NumResult::Overflow) return fail(a, "number out of range in", c.rest());
     if (r == NumResult::Ambiguous) return fail(a, "number with a leading zero (octal or decimal?) in", c.rest());
@@ -280,7 +297,7 @@ bool finish(ArgSpec& a, const Cursor& c) {
 
 bool set_register(ArgSpec& a, std::string_view r) {
     a.kind = OperandKind::Register;
-    a.reg.assign(r);
+    set(a.reg, r);
     return true;
 }
 
@@ -304,7 +321,7 @@ bool x86_reg(ArgSpec& a, Cursor& c, bool is64, std::string& out, bool is_base) {
     const bool pc = r == "eip" || (is64 && r == "rip");
     if (!x86_address_register(r, is64) && !(is_base && pc))
         return fail(a, is_base ? "register cannot be a base:" : "register cannot be an index:", r);
-    out.assign(r);
+    set(out, r);
     return true;
 }
 
@@ -327,7 +344,7 @@ bool parse_x86(ArgSpec& a, Cursor& c, bool is64) {
         if (c.peek() == ':') {
             if (!x86_segment(r)) return fail(a, "unknown segment register", r);
             ++c.pos;
-            a.segment.assign(r);
+            set(a.segment, r);
             if (c.done()) return fail(a, "missing address after segment override in", c.s);
         } else {
             if (!x86_register(r, is64)) return fail(a, "unknown register", r);
@@ -347,11 +364,11 @@ bool parse_x86(ArgSpec& a, Cursor& c, bool is64) {
         have_disp = true;
         if (c.peek() == '+' && is_sym_start(c.peek(1))) {
             ++c.pos;
-            a.symbol.assign(parse_symbol(c));
+            set(a.symbol, parse_symbol(c));
         }
     } else if (is_sym_start(c.peek())) {
         have_disp = true;
-        a.symbol.assign(parse_symbol(c));
+        set(a.symbol, parse_symbol(c));
         if (c.peek() == '+' || c.peek() == '-') {
             nr = parse_number(c, off);
             if (nr != NumResult::Ok) return number_error(a, nr, c, "expected a number after symbol in");
@@ -391,7 +408,7 @@ bool arm_parse_register(ArgSpec& a, Cursor& c, bool aarch64, std::string& out) {
     if (aarch64 ? !aarch64_register(r) : !arm_register(r)) return fail(a, "unknown register", r);
     if (aarch64 ? !aarch64_address_register(r) : !arm_address_register(r))
         return fail(a, "register cannot form an address:", r);
-    out.assign(r);
+    set(out, r);
     return true;
 }
 
@@ -413,7 +430,7 @@ bool parse_arm_like(ArgSpec& a, Cursor& c, bool aarch64) {
                 if (!c.eat(':')) return fail(a, "bad relocation operator in", c.s);
                 auto sym = parse_symbol(c);
                 if (sym.empty()) return fail(a, "expected a symbol after relocation operator in", c.s);
-                a.symbol.assign(c.s.substr(b, c.pos - b));
+                set(a.symbol, c.s.substr(b, c.pos - b));
                 if (c.peek() == '+' || c.peek() == '-') {
                     auto nr = parse_number(c, a.offset);
                     if (nr != NumResult::Ok) return number_error(a, nr, c, "expected a number in");
@@ -487,13 +504,15 @@ bool ppc_reg(ArgSpec& a, Cursor& c, std::string& out) {
         while (is_digit(c.peek())) ++c.pos;
         auto d = c.s.substr(b, c.pos - b);
         if (!small_number(d, 0, 31)) return fail(a, "register number out of range", d);
-        out.assign("r").append(d);
+        out.clear();
+        out.push_back('r');
+        out.append(d.data(), d.size());
         return true;
     }
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "expected a register in", c.rest());
     if (!ppc_register(r)) return fail(a, "unknown register", r);
-    out.assign(r);
+    set(out, r);
     return true;
 }
 
@@ -518,7 +537,7 @@ bool parse_ppc(ArgSpec& a, Cursor& c) {
             ++c.pos;
             a.kind = OperandKind::Memory;
             a.offset = off;
-            a.symbol.assign(sym);
+            set(a.symbol, sym);
             if (!ppc_reg(a, c, a.base) || !gpr_address(a, a.base, true)) return false;
             if (!c.eat(')')) return fail(a, c.done() ? "missing ')' in" : "unexpected characters in", c.done() ? c.s : c.rest());
             return finish(a, c);
@@ -549,7 +568,7 @@ bool s390_reg(ArgSpec& a, Cursor& c, std::string& out) {
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "missing register name after '%' in", c.s);
     if (!s390_register(r)) return fail(a, "unknown register", r);
-    out.assign(r);
+    set(out, r);
     return true;
 }
 
@@ -592,7 +611,7 @@ bool riscv_reg(ArgSpec& a, Cursor& c, std::string& out) {
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "expected a register in", c.rest());
     if (!riscv_register(r)) return fail(a, "unknown register", r);
-    out.assign(r);
+    set(out, r);
     return true;
 }
 
@@ -618,7 +637,8 @@ bool parse_riscv(ArgSpec& a, Cursor& c) {
             if (nr != NumResult::Ok) return number_error(a, nr, c, "expected a number in");
         }
         if (!c.eat(')')) return fail(a, "missing ')' in", c.s);
-        a.symbol.assign(c.s.substr(b, sym_end - b)).push_back(')');
+        set(a.symbol, c.s.substr(b, sym_end - b));
+        a.symbol.push_back(')');
     } else if (nr == NumResult::None && is_alpha(c.peek())) {
         std::string r;
         if (!riscv_reg(a, c, r)) return false;
@@ -677,7 +697,7 @@ ArgSpec parse_arg(std::string_view spec, Arch arch) {
     ArgSpec a;
     while (!spec.empty() && is_space(spec.front())) spec.remove_prefix(1);
     while (!spec.empty() && is_space(spec.back())) spec.remove_suffix(1);
-    a.text.assign(spec);
+    set(a.text, spec);
     if (spec.empty()) {
         fail(a, "empty argument spec");
         return a;
@@ -733,8 +753,13 @@ ArgSpec parse_arg(std::string_view spec, Arch arch) {
 
 std::vector<ArgSpec> parse_args(std::string_view args, Arch arch) {
     std::vector<ArgSpec> out;
-    size_t i = 0;
     const size_t n = args.size();
+    // Blank-separated words bound the argument count: one allocation.
+    size_t words = 0;
+    for (size_t k = 0; k < n; ++k)
+        if (!is_space(args[k]) && (k == 0 || is_space(args[k - 1]))) ++words;
+    out.reserve(words);
+    size_t i = 0;
     while (i < n) {
         while (i < n && is_space(args[i])) ++i;
         if (i >= n) break;

@@ -48,45 +48,63 @@ std::unique_ptr<ElfObject> ElfObject::open(const std::string& path, std::string&
     o->path_ = path;
     o->fd_ = fd;
     o->elf_ = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-    if (!o->elf_ || elf_kind(o->elf_) != ELF_K_ELF) {
-        error = st.st_size < 16 ? "not an ELF file (too short)" : "not an ELF file";
+    if (!o->load(static_cast<size_t>(st.st_size), error)) return nullptr;
+    return o;
+}
+
+std::unique_ptr<ElfObject> ElfObject::from_memory(const char* data, size_t size, const std::string& name, std::string& error) {
+    if (!libelf_ready()) {
+        error = "libelf is out of date";
         return nullptr;
     }
-    o->image_ = elf_rawfile(o->elf_, &o->image_size_);
+    std::unique_ptr<ElfObject> o(new ElfObject());
+    o->path_ = name;
+    // libelf does not write through this pointer in read mode.
+    o->elf_ = elf_memory(const_cast<char*>(data), size);
+    if (!o->load(size, error)) return nullptr;
+    return o;
+}
+
+bool ElfObject::load(size_t file_size, std::string& error) {
+    if (!elf_ || elf_kind(elf_) != ELF_K_ELF) {
+        error = file_size < 16 ? "not an ELF file (too short)" : "not an ELF file";
+        return false;
+    }
+    image_ = elf_rawfile(elf_, &image_size_);
     GElf_Ehdr eh;
-    if (!gelf_getehdr(o->elf_, &eh)) {
+    if (!gelf_getehdr(elf_, &eh)) {
         error = std::string("corrupt ELF header: ") + elf_errmsg(-1);
-        return nullptr;
+        return false;
     }
-    o->is64_ = eh.e_ident[EI_CLASS] == ELFCLASS64;
-    o->little_ = eh.e_ident[EI_DATA] == ELFDATA2LSB;
-    o->type_ = eh.e_type;
-    o->arch_ = arch_from_elf(eh.e_machine, o->is64_);
+    is64_ = eh.e_ident[EI_CLASS] == ELFCLASS64;
+    little_ = eh.e_ident[EI_DATA] == ELFDATA2LSB;
+    type_ = eh.e_type;
+    arch_ = arch_from_elf(eh.e_machine, is64_);
 
     size_t shstrndx = 0;
-    if (elf_getshdrstrndx(o->elf_, &shstrndx) != 0) {
+    if (elf_getshdrstrndx(elf_, &shstrndx) != 0) {
         error = std::string("corrupt section headers: ") + elf_errmsg(-1);
-        return nullptr;
+        return false;
     }
-    for (Elf_Scn* scn = elf_nextscn(o->elf_, nullptr); scn; scn = elf_nextscn(o->elf_, scn)) {
+    for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh)) {
             error = std::string("corrupt section header: ") + elf_errmsg(-1);
-            return nullptr;
+            return false;
         }
-        const char* name = elf_strptr(o->elf_, shstrndx, sh.sh_name);
-        o->sections_.push_back({name ? std::string_view(name) : std::string_view(), sh.sh_type, sh.sh_flags, sh.sh_addr,
-                                sh.sh_offset, sh.sh_size, scn});
+        const char* name = elf_strptr(elf_, shstrndx, sh.sh_name);
+        sections_.push_back({name ? std::string_view(name) : std::string_view(), sh.sh_type, sh.sh_flags, sh.sh_addr,
+                             sh.sh_offset, sh.sh_size, scn});
     }
     size_t nph = 0;
-    if (elf_getphdrnum(o->elf_, &nph) == 0) {
+    if (elf_getphdrnum(elf_, &nph) == 0) {
         for (size_t i = 0; i < nph; ++i) {
             GElf_Phdr ph;
-            if (gelf_getphdr(o->elf_, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-                o->loads_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags});
+            if (gelf_getphdr(elf_, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
+                loads_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags});
         }
     }
-    return o;
+    return true;
 }
 
 ElfObject::~ElfObject() {

@@ -38,6 +38,9 @@ public:
     // Opens `path`; on failure returns nullptr and sets `error` to a message
     // that names the file ("not an ELF file", "truncated section headers", ...).
     static std::unique_ptr<ElfObject> open(const std::string& path, std::string& error);
+    // The same over bytes in memory (which must outlive the object): for the
+    // fuzz target and for tests.
+    static std::unique_ptr<ElfObject> from_memory(const char* data, size_t size, const std::string& name, std::string& error);
     ~ElfObject();
     ElfObject(const ElfObject&) = delete;
     ElfObject& operator=(const ElfObject&) = delete;
@@ -62,6 +65,8 @@ public:
 
 private:
     ElfObject() = default;
+    // Reads headers, sections and segments once elf_ is set.
+    bool load(size_t file_size, std::string& error);
     std::string path_;
     int fd_ = -1;
     Elf* elf_ = nullptr;

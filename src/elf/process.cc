@@ -18,7 +18,10 @@ std::optional<std::vector<Mapping>> read_maps(pid_t pid, std::string& error) {
     std::string err;
     auto text = util::read_file(path, err);
     if (!text) {
-        error = errno == ENOENT ? "no process with PID " + std::to_string(pid) : err;
+        if (errno == ENOENT || errno == ESRCH) error = "no process with PID " + std::to_string(pid);
+        else if (errno == EACCES || errno == EPERM)
+            error = "permission denied reading " + path + ": inspecting another user's process needs CAP_SYS_PTRACE (or root)";
+        else error = err;
         return std::nullopt;
     }
     std::vector<Mapping> out;

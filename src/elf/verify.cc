@@ -14,18 +14,54 @@ std::string hex(uint64_t v) {
     return buf;
 }
 
+bool aarch64_libbpf_register(const std::string& r) {
+    if (r == "sp") return true;
+    if (r.size() < 2 || r.size() > 3 || r[0] != 'x') return false;
+    for (size_t i = 1; i < r.size(); ++i)
+        if (r[i] < '0' || r[i] > '9') return false;
+    return std::stoi(r.substr(1)) <= 30;
+}
+
 // Why common consumers cannot read an operand, or empty when they all can.
-// gdb 13 and bpftrace 0.17 reject %rip-relative and segment operands; no
-// common consumer reads float operands; libbpf's aarch64 reader takes only
-// `reg`, `[reg]`, `[reg, off]` and constants.
+// From the readers of gdb 13, bpftrace 0.17 (bcc's parser), and libbpf's
+// usdt.c: libbpf fails the whole probe on one unreadable argument, and bcc
+// silently drops it, shifting the arguments after it.
 std::string unreadable(const ArgSpec& a, Arch arch) {
     if (a.kind == OperandKind::Invalid) return "cannot be parsed: " + a.error;
     if (a.is_float) return "is a floating-point operand, which gdb, bpftrace, bcc and libbpf reject";
-    if (a.kind == OperandKind::Memory) {
-        if (a.base == "rip" || a.base == "eip") return "is %rip-relative, which gdb 13 and bpftrace 0.17 reject";
-        if (!a.segment.empty()) return "uses the %" + a.segment + ": segment (thread-local), which gdb 13 and bpftrace 0.17 reject";
-        if (!a.symbol.empty()) return "refers to the symbol '" + a.symbol + "', which bpftrace and libbpf cannot resolve";
-        if (arch == Arch::AArch64 && !a.index.empty()) return "uses an index register, which libbpf's aarch64 reader rejects";
+    const std::string& t = a.text;
+    switch (arch) {
+        case Arch::X86_64:
+        case Arch::I386:
+            if (a.kind == OperandKind::Memory) {
+                if (a.base == "rip" || a.base == "eip") return "is %rip-relative, which gdb 13 and bpftrace 0.17 reject";
+                if (!a.segment.empty()) return "uses the %" + a.segment + ": segment (thread-local), which gdb 13 and bpftrace 0.17 reject";
+                if (!a.symbol.empty()) return "refers to the symbol '" + a.symbol + "', which bpftrace and libbpf cannot resolve";
+                if (a.base.empty()) return "is an absolute address, which libbpf rejects";
+            }
+            if (a.kind == OperandKind::Register && a.reg.size() == 2 && a.reg[1] == 'h')
+                return "uses the high-byte register %" + a.reg + ", which libbpf rejects";
+            if (a.kind == OperandKind::Constant && t.find("0x") != std::string::npos) return "is a hex constant, which libbpf misreads";
+            break;
+        case Arch::AArch64:
+            if (t.find('#') != std::string::npos) return "uses '#', which libbpf's and bcc's aarch64 readers reject";
+            if (a.kind == OperandKind::Register && !aarch64_libbpf_register(a.reg))
+                return "uses register " + a.reg + "; libbpf and bcc read only x0-x30 and sp";
+            if (a.kind == OperandKind::Memory) {
+                if (!a.index.empty()) return "uses an index register, which libbpf's aarch64 reader rejects";
+                if (!a.symbol.empty()) return "refers to the symbol '" + a.symbol + "', which libbpf and bcc cannot resolve";
+                if (!aarch64_libbpf_register(a.base)) return "uses base register " + a.base + "; libbpf reads only x0-x30 and sp";
+            }
+            break;
+        case Arch::Arm:
+            if ((a.kind == OperandKind::Constant || (a.kind == OperandKind::Memory && a.offset != 0)) && t.find('#') == std::string::npos)
+                return "has a number without '#', which libbpf's arm reader rejects";
+            if (a.kind == OperandKind::Memory && !a.index.empty()) return "uses an index register, which libbpf rejects";
+            break;
+        default:
+            if (a.kind == OperandKind::Memory && !a.symbol.empty())
+                return "refers to the symbol '" + a.symbol + "', which libbpf and bcc cannot resolve";
+            break;
     }
     return {};
 }

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -274,12 +273,6 @@ class Build:
     def ok(self):
         return not self.error and not self.skipped
 
-    def comdat_expected(self):
-        """(which, value) pairs ck:comdat carries in one round of `fire`."""
-        if self.variant.lang != "c++":
-            return set()
-        return COMDAT_FROM_MAIN | COMDAT_FROM_LIB
-
 
 def _static_libs_present(lang):
     libs = ["libc.a"] + (["libstdc++.a"] if lang == "c++" else [])
@@ -297,7 +290,6 @@ class Builder:
         self.root = common.tmpdir()
         self.label = label
         self.cache = {}
-        self.t0 = time.monotonic()
         for marker in ("native", "sys-sdt"):
             d = os.path.join(self.root, "hdr-" + marker)
             os.makedirs(d)
@@ -313,9 +305,11 @@ class Builder:
         atexit.register(self._cleanup)
 
     def _cleanup(self):
-        if common.failures or os.environ.get("PROBEKIT_KEEP_TMP"):
+        if os.environ.get("PROBEKIT_KEEP_TMP"):
             print(f"(build directory kept: {self.root})")
         else:
+            if common.failures:
+                print("(set PROBEKIT_KEEP_TMP=1 to keep the build directory)")
             shutil.rmtree(self.root, ignore_errors=True)
 
     def _why_not(self, v):
@@ -477,7 +471,7 @@ class Section:
 
 
 SHT_NOBITS = 8
-SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 1, 2, 4
+SHF_ALLOC, SHF_EXECINSTR = 2, 4
 
 
 class Elf:
@@ -489,7 +483,6 @@ class Elf:
         d = self.data
         if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
             raise ValueError(f"{path}: not a little-endian ELF64 file")
-        self.type = struct.unpack_from("<H", d, 16)[0]
         shoff = struct.unpack_from("<Q", d, 0x28)[0]
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", d, 0x3A)
         raw = []

@@ -37,7 +37,7 @@ import subprocess
 import threading
 import time
 
-from consumer_common import (Builder, Timer, Variant, expect, finish, gated_runs, need, run, run_prog,
+from consumer_common import (Builder, Elf, Timer, Variant, expect, finish, gated_runs, need, notes, run, run_prog,
                              skip, COMDAT_FROM_LIB, COMDAT_FROM_MAIN, GATE_BASE, PREFIXES, PROVIDER,
                              STRING_ARGS, VALUES)
 
@@ -210,12 +210,11 @@ def check_gate(b):
 
 def sem_layout(b):
     """Where the gated semaphore is, and the writable segments around it."""
-    from consumer_common import Elf, notes
     elf_path = b.lib or b.prog
     sems = [n.semaphore for n in notes(elf_path) if n.name == "gated"]
     r = run(["readelf", "-lW", elf_path])
-    loads = [l.strip() for l in r.stdout.splitlines() if l.strip().startswith(("LOAD", "GNU_RELRO")) and "RW" in l
-             or l.strip().startswith("GNU_RELRO")]
+    loads = [l.strip() for l in r.stdout.splitlines()
+             if l.strip().startswith("GNU_RELRO") or (l.strip().startswith("LOAD") and " RW " in l)]
     probes = Elf(elf_path).section(".probes")
     where = f"vaddr {probes.addr:#x}, file offset {probes.offset:#x}" if probes else "missing"
     return (f"\n  semaphore {[hex(s) for s in sems]}; .probes at {where}; writable segments:\n    "

@@ -34,8 +34,10 @@ def sha1_id(v):
         if v.linker == "lld" else v
 
 
-variants = ([v for v in core_variants() if v.opt == "-O2"] + shared_variants() + lto_variants()[:1]
-            + linker_variants(gc_only=True)[::2] + static_variants()[:1])
+variants = ([v for v in core_variants() if v.opt == "-O2"] + shared_variants()
+            + [v for v in lto_variants() if v.cc == "gcc" and v.lang == "c++"]
+            + [v for v in linker_variants(gc_only=True) if v.lang == "c++"]
+            + [v for v in static_variants() if v.lang == "c"])
 variants = variants + [sha1_id(v) for v in variants if v.linker == "lld"]
 builder = Builder("perf")
 builds = builder.build(variants)

@@ -18,7 +18,6 @@ Per variant and per ELF file (executable, shared library):
   argument.
 """
 import re
-import sys
 
 from consumer_common import (Builder, Elf, Timer, core_variants, expect, finish, gated_runs, is_nop_site,
                              linker_variants, lto_variants, need, nopie_variants, notes, run_prog,

@@ -17,8 +17,10 @@ from consumer_common import (Builder, Timer, core_variants, expect, finish, link
 need("stap")
 timer = Timer("stap")
 
-variants = ([v for v in core_variants() if v.opt == "-O2"] + shared_variants() + lto_variants()[:1]
-            + linker_variants(gc_only=True)[::2] + static_variants()[:1])
+variants = ([v for v in core_variants() if v.opt == "-O2"] + shared_variants()
+            + [v for v in lto_variants() if v.cc == "gcc" and v.lang == "c++"]
+            + [v for v in linker_variants(gc_only=True) if v.lang == "c++"]
+            + [v for v in static_variants() if v.lang == "c"])
 builder = Builder("stap")
 kernel = stub_kernel_tree(builder.root)
 stapdir = os.path.join(builder.root, "systemtap-home")   # stap's cache, instead of ~/.systemtap

@@ -163,8 +163,15 @@ TEST_CASE("argspec: x86-64 AT&T operands", "[argspec]") {
         {A, "8@%fs:0x28", M(8, "", 0x28).seg("fs")},
         {A, "4@0x1234", M(4, "", 0x1234)},
         {A, "4@-12", M(4, "", -12)},
+        {A, "-4@(%eax)", M(-4, "eax", 0)},  // addr32 (x32)
+        {A, "-4@8(%r8d,%r9d,2)", M(-4, "r8d", 8, "r9d", 2)},
     };
     for (const auto& c : cases) check(c);
+
+    // Not addresses, not registers, not numbers.
+    for (const char* s : {"4@(%xmm0)", "4@(%ax)", "4@(%rax,%rip)", "4@(%rax,%rsp,3)", "4@(%cl)", "4@%rip:8",
+                          "4@%st(1)", "4@$sym", "4@$010", "4@010(%rax)", "4@%rax%rbx", "4@sym+", "4@8+(%rax)"})
+        check_invalid(A, s);
 }
 
 TEST_CASE("argspec: i386 AT&T operands", "[argspec]") {
@@ -222,13 +229,16 @@ TEST_CASE("argspec: aarch64 operands", "[argspec]") {
         {A, "8@[sp,16]", M(8, "sp", 16)},
         {A, "8@[x0, x1, lsl 3]", M(8, "x0", 0, "x1", 8)},
         {A, "8@[x0, x1]", M(8, "x0", 0, "x1", 1)},
+        {A, "4@[x21, #:lo12:.LANCHOR2]", M(4, "x21", 0).sym(":lo12:.LANCHOR2")},  // gcc, bcc issue #4185
+        {A, "2@[x22, 20]", M(2, "x22", 20)},                                     // gcc, bcc issue #3649
         {A, "4@[x1, #:lo12:counter]", M(4, "x1", 0).sym(":lo12:counter")},
         {A, "4@[x1, :lo12:counter+8]", M(4, "x1", 8).sym(":lo12:counter")},
     };
     for (const auto& c : cases) check(c);
 
     for (const char* s : {"4@x31", "4@w32", "4@r0", "4@%x0", "4@[x0", "4@[x0, 8]!", "4@[x0, x1, sxtw]", "4@[q]",
-                          "4@[sp, ]", "4@#", "4@#foo", "4@x0 extra"})
+                          "4@[sp, ]", "4@#", "4@#foo", "4@x0 extra", "4@[s5, #16]", "4@[w0]", "4@[sp, q16]",
+                          "4@[x0, #:4lo12:c]", "4@[x0, #::c]", "4@#05", "4@[sp, 016]"})
         check_invalid(A, s);
 }
 
@@ -260,7 +270,8 @@ TEST_CASE("argspec: arm operands", "[argspec]") {
     };
     for (const auto& c : cases) check(c);
 
-    for (const char* s : {"4@r16", "4@x0", "4@[r3, -r2]", "4@[fp, #-8", "4@#", "4@[r0, #:lo12:x]", "4@[fp, #-8]!"})
+    for (const char* s : {"4@r16", "4@x0", "4@[r3, -r2]", "4@[fp, #-8", "4@#", "4@[r0, #:lo12:x]", "4@[fp, #-8]!", "4@[s0, 16]", "4@[sp, q5]",
+                          "4@-05"})
         check_invalid(A, s);
 }
 
@@ -290,10 +301,15 @@ TEST_CASE("argspec: ppc64 operands", "[argspec]") {
         {A, "-8@.LC0@toc@l(9)", M(-8, "r9", 0).sym(".LC0@toc@l")},
         {A, "4@9,10", M(4, "r9", 0, "r10", 1)},
         {A, "4@%r9,%r10", M(4, "r9", 0, "r10", 1)},
+        // r0 as a base reads as 0, not as the register
+        {A, "4@16(0)", M(4, "", 16)},
+        {A, "4@0,10", M(4, "", 0, "r10", 1)},
+        {A, "4@10,0", M(4, "r10", 0, "r0", 1)},
     };
     for (const auto& c : cases) check(c);
 
-    for (const char* s : {"4@32", "4@-5", "4@$5", "4@#5", "4@8(32)", "4@8(%r31", "4@i", "4@ix", "4@%3", "4@9,"})
+    for (const char* s : {"4@32", "4@-5", "4@$5", "4@#5", "4@8(32)", "4@8(%r31", "4@i", "4@ix", "4@%3", "4@9,", "4@8(%f1)",
+                          "4@%f1,%r2", "4@03", "4@i05", "4@08(31)"})
         check_invalid(A, s);
 }
 
@@ -313,10 +329,13 @@ TEST_CASE("argspec: s390x operands", "[argspec]") {
         {A, "-4@160(%r1,%r15)", M(-4, "r15", 160, "r1", 1)},
         {A, "-4@(%r2)", M(-4, "r2", 0)},
         {A, "-4@0(,%r2)", M(-4, "r2", 0)},
+        {A, "-4@8(%r0)", M(-4, "", 8)},  // r0 in an address reads as 0
+        {A, "-4@8(%r0,%r15)", M(-4, "r15", 8)},
     };
     for (const auto& c : cases) check(c);
 
-    for (const char* s : {"4@%r16", "4@r2", "4@160(r15)", "4@160(%r15", "4@$5", "4@i5", "4@(%r1,)"})
+    for (const char* s : {"4@%r16", "4@r2", "4@160(r15)", "4@160(%r15", "4@$5", "4@i5", "4@(%r1,)", "4@(%f2)", "4@8(%r1,%f2)",
+                          "4@()", "4@012"})
         check_invalid(A, s);
 }
 
@@ -344,7 +363,8 @@ TEST_CASE("argspec: riscv64 operands", "[argspec]") {
     };
     for (const auto& c : cases) check(c);
 
-    for (const char* s : {"4@a8", "4@s12", "4@t7", "4@%a0", "4@8(a0", "4@8(q9)", "4@$5", "4@#5", "4@%lo(x)"})
+    for (const char* s : {"4@a8", "4@s12", "4@t7", "4@%a0", "4@8(a0", "4@8(q9)", "4@$5", "4@#5", "4@%lo(x)", "4@8(fa0)", "4@%4o(x)(a5)",
+                          "4@%lo(5)(a5)", "4@%lo(x(a5)", "4@08(sp)"})
         check_invalid(A, s);
 }
 

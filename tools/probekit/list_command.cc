@@ -250,11 +250,16 @@ void print_gdb(std::string& out, const std::vector<ObjectReport>& objs, const Li
 
 int run_list(ListArgs a) {
     std::vector<ObjectReport> objs;
-    // Arguments that are not files are globs ('app:req*').
+    // Existing files (and anything with a '/') are binaries; the rest are
+    // probe patterns ('app:req*', 'req-start').
     std::vector<std::string> files;
     for (const auto& t : a.targets) {
-        if (t.find(':') != std::string::npos || (a.pid && access(t.c_str(), F_OK) != 0)) a.globs.push_back(t);
-        else files.push_back(t);
+        bool binary = !a.pid && (access(t.c_str(), F_OK) == 0 || t.find('/') != std::string::npos) && t.find(':') == std::string::npos;
+        (binary ? files : a.globs).push_back(t);
+    }
+    if (!a.pid && files.empty() && !a.globs.empty()) {
+        std::fprintf(stderr, "probekit list: error: %s: No such file or directory\n", a.globs.front().c_str());
+        return 1;
     }
     if (a.pid) {
         std::string err;
