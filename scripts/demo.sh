@@ -25,6 +25,15 @@ printf 'provider demo {\n  probe request__start(int fd, string path)\n  probe ti
 build/probekit compile /tmp/probekit-demo-bad.d -o /tmp/probekit-demo-bad.h || echo "(exit status $?; /tmp/probekit-demo-bad.h exists: $([[ -e /tmp/probekit-demo-bad.h ]] && echo yes || echo no))"
 
 SERVER=build/examples/demo-server
+step "probekit list $SERVER: typed signatures from .note.probekit"
+build/probekit list "$SERVER"
+
+step "probekit list -v: every site, its attach path and its arguments by name"
+build/probekit list -v "$SERVER" 'demo:request*'
+
+step "probekit verify --spec: the binary holds exactly the spec's probes, all readable by every consumer"
+build/probekit verify "$SERVER" --spec examples/server/probes.d
+
 step "The probes in $SERVER, as readelf -n sees them"
 readelf -n "$SERVER" | grep -A3 'Provider: demo' | grep -E 'Name|Arguments' | paste - - | sed 's/^ *//'
 
@@ -47,8 +56,10 @@ gdb -batch -x /tmp/probekit-demo.gdb --args "$SERVER" 3 10 2>/dev/null | grep -E
 if [[ $(id -u) -eq 0 ]] && command -v bpftrace >/dev/null; then
   mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || true
   step "Tracing live with bpftrace: the gated cache__stats builder runs only while bpftrace listens"
-  "$SERVER" 12 150 > /tmp/probekit-demo-server.log &
+  "$SERVER" 14 150 > /tmp/probekit-demo-server.log &
   pid=$!
+  ( sleep 1.5; echo "--- meanwhile, probekit list -p $pid shows the gates bpftrace opened:"
+    build/probekit list -p $pid 'demo:*'; echo "---" ) &
   timeout 5 bpftrace -p $pid -e '
     usdt:'"$SERVER"':demo:request__done { printf("request__done fd=%d status=%d latency=%dus\n", arg0, arg1, arg2); }
     usdt:'"$SERVER"':demo:cache__stats { printf("cache__stats %s\n", str(arg0)); }' 2>/dev/null || true

@@ -235,9 +235,15 @@ void emit_c(Text& out, const spec::Provider& prov, const spec::Probe& p, const P
         out.line("static __inline__ __attribute__((__always_inline__, __unused__)) void " + nm.fn + "(" + cparams + ") {");
         out.line("  " + marker.site(make_site(prov, p, nm, false, args)) + ";");
         out.line("}");
-        out.line("static __attribute__((__noinline__, __unused__)) void " + nm.fn + "_slow(" + cparams + ") {");
+        // `inline` so that a unit that never uses it emits nothing (gcc -O0
+        // emits unused static functions, notes included); `noinline` so that
+        // it stays a real call. gcc warns about the pair: hence the pragmas.
+        out.line("#pragma GCC diagnostic push");
+        out.line("#pragma GCC diagnostic ignored \"-Wattributes\"");
+        out.line("static __inline__ __attribute__((__noinline__, __unused__)) void " + nm.fn + "_slow(" + cparams + ") {");
         out.line("  " + marker.site(make_site(prov, p, nm, true, args)) + ";");
         out.line("}");
+        out.line("#pragma GCC diagnostic pop");
         out.line("#define " + nm.macro + "(" + params + ") " + nm.fn + "(" + params + ")");
         out.line("#define " + nm.macro + "_GATED(" + params + ") do { if (" + nm.macro + "_ENABLED()) " + nm.fn + "_slow(" + params + "); } while (0)");
         return;
@@ -300,6 +306,17 @@ void emit_gates(Text& out, const spec::Spec& spec) {
                      spec::semaphore_name(prov.name, p.name) + ";");
     out.line("#ifdef __cplusplus");
     out.line("}");
+    out.line("#endif");
+    // The kernel finds a semaphore by its file offset and bumps the first
+    // writable mapping of that file page when a process starts. lld and mold
+    // let the RELRO segment share a file page with the writable data, so a
+    // semaphore in that page would be bumped in the RELRO mapping instead and
+    // a probe traced from process start would never open. Starting .probes
+    // on a page of its own prevents that; the COMDAT group keeps one such
+    // anchor per linked object, "R" keeps it through --gc-sections.
+    out.line("#if defined(__x86_64__) && !defined(PROBEKIT_PROBES_PAGE_V1)");
+    out.line("#define PROBEKIT_PROBES_PAGE_V1 1");
+    out.line("__asm__(\".pushsection .probes,\\\"awGR\\\",\\\"progbits\\\",probekit.probes.page,comdat\\n.balign 4096\\n.byte 0\\n.popsection\");");
     out.line("#endif");
     out.line("");
 }

@@ -4,6 +4,7 @@
 // whole listing; this appends straight to one buffer.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -41,13 +42,13 @@ public:
     JsonWriter& value(int64_t v) {
         comma();
         char buf[24];
-        out_.append(buf, static_cast<size_t>(std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v))));
+        out_.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
         return *this;
     }
     JsonWriter& value(uint64_t v) {
         comma();
         char buf[24];
-        out_.append(buf, static_cast<size_t>(std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v))));
+        out_.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
         return *this;
     }
     JsonWriter& value(int v) { return value(static_cast<int64_t>(v)); }
@@ -59,9 +60,12 @@ public:
     }
     // A hex address as a string ("0x401136"): JSON numbers lose 64-bit precision in many readers.
     JsonWriter& address(uint64_t v) {
-        char buf[24];
-        int n = std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-        return value(std::string_view(buf, static_cast<size_t>(n)));
+        comma();
+        char buf[24] = {'"', '0', 'x'};
+        char* end = std::to_chars(buf + 3, buf + sizeof buf - 1, v, 16).ptr;
+        *end++ = '"';
+        out_.append(buf, static_cast<size_t>(end - buf));
+        return *this;
     }
 
 private:
@@ -88,18 +92,22 @@ private:
     }
     void string_body(std::string_view s) {
         out_ += '"';
-        for (unsigned char c : s) {
+        size_t run = 0;  // start of the current run of characters needing no escape
+        for (size_t i = 0; i < s.size(); ++i) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if (c >= 0x20 && c != '"' && c != '\\') continue;
+            out_.append(s.data() + run, i - run);
+            run = i + 1;
             if (c == '"' || c == '\\') {
                 out_ += '\\';
                 out_ += static_cast<char>(c);
-            } else if (c < 0x20) {
+            } else {
                 char buf[8];
                 std::snprintf(buf, sizeof buf, "\\u%04x", c);
                 out_ += buf;
-            } else {
-                out_ += static_cast<char>(c);
             }
         }
+        out_.append(s.data() + run, s.size() - run);
         out_ += '"';
     }
 

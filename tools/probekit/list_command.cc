@@ -25,6 +25,14 @@ struct ListArgs {
     std::vector<std::string> globs;
 };
 
+// Large listings go out in chunks: one multi-megabyte string would cost
+// more in page faults and copies than formatting it.
+void flush_if_large(std::string& out) {
+    if (out.size() < (1u << 18)) return;
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.clear();
+}
+
 std::string display(std::string_view name) {
     std::string s(name);
     for (size_t i = s.find("__"); i != std::string::npos; i = s.find("__", i + 1)) s.replace(i, 2, "-");
@@ -114,6 +122,7 @@ void print_text(std::string& out, const std::vector<ObjectReport>& objs, const L
                 }
                 out += '\n';
             }
+            flush_if_large(out);
         }
     }
     for (const auto& o : objs)
@@ -205,6 +214,7 @@ void print_json(std::string& out, const std::vector<ObjectReport>& objs, const L
                 w.end_array();
             }
             w.end_object();
+            flush_if_large(out);
         }
         w.end_array();
         w.end_object();
