@@ -74,6 +74,13 @@ with open(os.path.join(d, "bad.c"), "w") as f:
 r = run(["gcc", "-std=c11", "-Wall", "-Werror", "-c", "bad.c"], cwd=d)
 expect(r.returncode != 0 and "probekit_app_req__start" in r.stderr, "C: a string for an int argument does not compile")
 
+# C: an untyped argument that is a struct by value is a compile error that says so.
+with open(os.path.join(d, "struct.c"), "w") as f:
+    f.write('#include "app.h"\nstruct big { long a, b; };\nint main(void) { struct big b = {1, 2}; APP_ANY(b); return 0; }\n')
+r = run(["gcc", "-std=c11", "-c", "struct.c"], cwd=d)
+expect(r.returncode != 0 and "app:any: argument 1 'm' must be a scalar of at most 8 bytes" in r.stderr,
+       "C: a struct passed by value to an untyped argument is a clear compile error")
+
 # Behaviour at run time. The test plays the tracer by writing the gate word:
 # the low half is the SDT semaphore, the high half the in-process count.
 RUNTIME = r"""
