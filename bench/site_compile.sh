@@ -52,6 +52,7 @@ cmds=()
 for v in $variants; do
   cmd="$cxx -std=c++17 -O2 -c $work/sites_$v.cc -o $work/$v.o"
   # Untimed build: it must compile, and its notes must be there.
+  # shellcheck disable=SC2086  # $cmd is split into words on purpose
   /usr/bin/time -f "%e s wall, %M KB max RSS" $cmd 2> "$work/$v.time" || { cat "$work/$v.time" >&2; exit 1; }
   notes=$(readelf -nW "$work/$v.o" | grep -c 'Provider: bench' || true)
   text=$(size -A "$work/$v.o" | awk '$1 ~ /^\.text/ {s += $2} END {print s + 0}')
