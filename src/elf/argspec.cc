@@ -307,6 +307,28 @@ bool set_constant(ArgSpec& a, int64_t v) {
     return true;
 }
 
+// An immediate: a number that ends the operand. Symbols (`$sym`) are not
+// values a tracer can read.
+bool parse_immediate(ArgSpec& a, Cursor& c, std::string_view expected) {
+    int64_t v = 0;
+    auto r = parse_number(c, v);
+    if (r != NumResult::Ok) {
+        if (r == NumResult::None && is_sym_start(c.peek())) return fail(a, "symbolic immediate not supported:", c.rest());
+        return number_error(a, r, c, expected);
+    }
+    set_constant(a, v);
+    return finish(a, c);
+}
+
+// A register name that `known` accepts, into `out`.
+bool take_register(ArgSpec& a, Cursor& c, std::string& out, bool (*known)(std::string_view)) {
+    auto r = c.take_alnum();
+    if (r.empty()) return fail(a, "expected a register in", c.rest());
+    if (!known(r)) return fail(a, "unknown register", r);
+    set(out, r);
+    return true;
+}
+
 bool valid_scale(int64_t s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 
 // ---------------------------------------------------------------------------
@@ -326,17 +348,7 @@ bool x86_reg(ArgSpec& a, Cursor& c, bool is64, std::string& out, bool is_base) {
 }
 
 bool parse_x86(ArgSpec& a, Cursor& c, bool is64) {
-    if (c.eat('$')) {
-        int64_t v = 0;
-        auto r = parse_number(c, v);
-        if (r != NumResult::Ok) {
-            if (r == NumResult::None && is_sym_start(c.peek()))
-                return fail(a, "symbolic immediate not supported:", c.rest());
-            return number_error(a, r, c, "expected a number after '$' in");
-        }
-        set_constant(a, v);
-        return finish(a, c);
-    }
+    if (c.eat('$')) return parse_immediate(a, c, "expected a number after '$' in");
     if (c.peek() == '%') {
         ++c.pos;
         auto r = c.take_alnum();
@@ -462,17 +474,7 @@ bool parse_arm_like(ArgSpec& a, Cursor& c, bool aarch64) {
         return finish(a, c);
     }
     const bool hash = c.eat('#');
-    if (hash || is_digit(c.peek()) || c.peek() == '-' || c.peek() == '+') {
-        int64_t v = 0;
-        auto nr = parse_number(c, v);
-        if (nr != NumResult::Ok) {
-            if (nr == NumResult::None && is_sym_start(c.peek()))
-                return fail(a, "symbolic immediate not supported:", c.rest());
-            return number_error(a, nr, c, "expected a number in");
-        }
-        set_constant(a, v);
-        return finish(a, c);
-    }
+    if (hash || is_digit(c.peek()) || c.peek() == '-' || c.peek() == '+') return parse_immediate(a, c, "expected a number in");
     std::string_view r = c.take_alnum();
     if (r.empty()) return fail(a, "unrecognised operand", c.rest());
     if (aarch64 ? !aarch64_register(r) : !arm_register(r)) return fail(a, "unknown register", r);
@@ -509,11 +511,7 @@ bool ppc_reg(ArgSpec& a, Cursor& c, std::string& out) {
         out.append(d.data(), d.size());
         return true;
     }
-    auto r = c.take_alnum();
-    if (r.empty()) return fail(a, "expected a register in", c.rest());
-    if (!ppc_register(r)) return fail(a, "unknown register", r);
-    set(out, r);
-    return true;
+    return take_register(a, c, out, ppc_register);
 }
 
 bool parse_ppc(ArgSpec& a, Cursor& c) {
@@ -607,13 +605,7 @@ bool parse_s390(ArgSpec& a, Cursor& c) {
 // riscv64: ABI or xN register names, bare-number constants, `off(reg)`,
 // `(reg)`, `%lo(sym)(reg)`.
 
-bool riscv_reg(ArgSpec& a, Cursor& c, std::string& out) {
-    auto r = c.take_alnum();
-    if (r.empty()) return fail(a, "expected a register in", c.rest());
-    if (!riscv_register(r)) return fail(a, "unknown register", r);
-    set(out, r);
-    return true;
-}
+bool riscv_reg(ArgSpec& a, Cursor& c, std::string& out) { return take_register(a, c, out, riscv_register); }
 
 bool parse_riscv(ArgSpec& a, Cursor& c) {
     int64_t v = 0;

@@ -61,7 +61,6 @@ public:
     std::string_view bytes_at(uint64_t addr, size_t n) const;
     // The GNU build-id as hex, or empty.
     std::string build_id() const;
-    Elf* handle() const { return elf_; }
 
 private:
     ElfObject() = default;

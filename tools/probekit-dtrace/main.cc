@@ -103,16 +103,11 @@ int main(int argc, char** argv) {
     if (args.empty()) return usage_error("no arguments");
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        auto value = [&](const char* what) -> const std::string* {
-            if (i + 1 >= args.size()) return nullptr;
-            (void)what;
-            return &args[++i];
-        };
         if (a == "-o" || a == "-s" || a == "-x") {
-            const std::string* v = value(a.c_str());
-            if (!v) return usage_error("option " + a + " needs a value");
-            if (a == "-o") out = *v;
-            else if (a == "-s") spec_path = *v;
+            if (i + 1 >= args.size()) return usage_error("option " + a + " needs a value");
+            const std::string& v = args[++i];
+            if (a == "-o") out = v;
+            else if (a == "-s") spec_path = v;
         } else if (a == "-h") header = true;
         else if (a == "-G") object = true;
         else if (a == "-C") cpp = true;
