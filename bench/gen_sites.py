@@ -29,21 +29,13 @@ import argparse
 import os
 import random
 
+from gen_spec import weighted  # the same seeded draw as the spec generator
+
 # (spec type, weight, C++ type of the local it is computed from)
 ARG_TYPES = [("int", 30), ("long", 10), ("unsigned long", 15), ("uint64_t", 20), ("const char *", 12),
              ("struct conn *", 8), ("double", 5)]
 
 VARIANTS = ("none", "gated", "plain", "sdt", "sdt_gated", "call_gated")
-
-
-def weighted(rng, pairs):
-    total = sum(w for _, w in pairs)
-    x = rng.uniform(0, total)
-    for v, w in pairs:
-        x -= w
-        if x <= 0:
-            return v
-    return pairs[-1][0]
 
 
 def arg_expr(rng, t, k):
