@@ -61,7 +61,7 @@ bool any_match(const std::vector<std::string>& globs, const ObjectReport& o) {
     return false;
 }
 
-std::string signature(const ProbeInfo& p) {
+std::string signature(const ProbeInfo& p, elf::Arch arch) {
     std::string s = std::string(p.name) + "(";
     if (p.meta) {
         for (size_t i = 0; i < p.meta->args.size(); ++i) {
@@ -70,7 +70,7 @@ std::string signature(const ProbeInfo& p) {
             s += (i ? ", " : "") + type + (a.name.empty() ? "" : " " + std::string(a.name));
         }
     } else if (!p.sites.empty()) {
-        auto n = elf::parse_args(p.sites[0].args, elf::Arch::X86_64).size();
+        auto n = elf::parse_args(p.sites[0].args, arch).size();
         for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::string("arg") + std::to_string(i);
     }
     return s + ")";
@@ -92,7 +92,7 @@ void print_text(std::string& out, const std::vector<ObjectReport>& objs, const L
             const ProbeInfo& p = o.probes.probes[i];
             if (!matches(a.globs, p)) continue;
             uint64_t sem = p.sites.empty() ? 0 : p.sites[0].semaphore;
-            out += std::string(p.provider) + ":" + signature(p);
+            out += std::string(p.provider) + ":" + signature(p, arch);
             std::snprintf(buf, sizeof buf, "  %zu site%s", p.sites.size(), p.sites.size() == 1 ? "" : "s");
             out += buf;
             if (sem) {
@@ -159,7 +159,7 @@ void print_json(std::string& out, const std::vector<ObjectReport>& objs, const L
             w.begin_object();
             w.key("provider").value(p.provider);
             w.key("name").value(p.name);
-            w.key("signature").value(signature(p));
+            w.key("signature").value(signature(p, arch));
             w.key("typed").value(p.meta != nullptr);
             if (p.meta) w.key("doc").value(p.meta->doc);
             w.key("site_count").value(static_cast<uint64_t>(p.sites.size()));
