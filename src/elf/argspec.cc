@@ -2,7 +2,8 @@
 // architecture's assembler syntax as GCC/Clang print it through sys/sdt.h.
 //
 // A hand-written single-pass scanner over a string_view: no regex,
-// no exceptions, no allocation except the std::string fields of ArgSpec.
+// no exceptions. The result's strings are views into the spec (or static
+// text), so parsing allocates nothing unless the spec is invalid (the error).
 //
 // Conventions for the result (beyond argspec.h):
 //  - `text` is the whole argument as written ("-4@%edi"), trimmed.
@@ -18,6 +19,8 @@
 //  - s390x `D(X,B)`: the first register inside the parentheses is the index,
 //    the second the base (the ISA's order); `D(B)` is base only.
 //  - ppc64 indexed `rA,rB`: base rA, index rB, scale 1 (EA = rA + rB).
+//  - riscv `%lo(sym+8)(a5)`: the symbol is the whole relocation, "%lo(sym+8)",
+//    offset 0 (%lo of sym+8 is not %lo of sym plus 8 across a 2 KiB boundary).
 //  - ppc64/s390x: r0 in an address position reads as 0 and is left out of
 //    base/index (`16(0)` is the absolute address 16).
 //  - Base and index must be general-purpose registers of the right width.
@@ -157,59 +160,57 @@ bool small_number(std::string_view d, int lo, int hi) {
     return n >= lo && n <= hi;
 }
 
-// `<prefix><n>` with n in [lo, hi].
-bool numbered(std::string_view name, std::string_view prefix, int lo, int hi) {
-    if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
-    return small_number(name.substr(prefix.size()), lo, hi);
+// a == b, inlined: std::string_view's operator== calls memcmp, which
+// dominated register matching (a dozen candidates per operand).
+constexpr bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) return false;
+    return true;
 }
 
-// dst = v. (Not std::string::assign: GCC 12 at -O3 warns -Wrestrict on it,
-// a false positive, GCC PR105329.)
-void set(std::string& dst, std::string_view v) {
-    dst.clear();
-    dst.append(v.data(), v.size());
+// `<prefix><n>` with n in [lo, hi].
+bool numbered(std::string_view name, std::string_view prefix, int lo, int hi) {
+    if (name.size() <= prefix.size() || !same(name.substr(0, prefix.size()), prefix)) return false;
+    return small_number(name.substr(prefix.size()), lo, hi);
 }
 
 bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
     for (auto n : names)
-        if (n == name) return true;
+        if (same(n, name)) return true;
     return false;
 }
 
 // ---------------------------------------------------------------------------
 // Register sets.
 
+// rax..rsp: the 64-bit general-purpose registers with names.
+bool x86_named_gpr64(std::string_view r) { return one_of(r, {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp"}); }
+
+// r8..r15, with one of the size suffixes in `suffixes` allowed.
+bool x86_numbered_gpr64(std::string_view r, std::string_view suffixes) {
+    if (r.size() < 2 || r[0] != 'r') return false;
+    std::string_view n = r.substr(1);
+    if (suffixes.find(n.back()) != std::string_view::npos) n.remove_suffix(1);
+    return small_number(n, 8, 15);
+}
+
+// The 64-bit names are tried first: nearly every x86-64 operand uses one.
 bool x86_register(std::string_view r, bool is64) {
+    if (is64 && (x86_named_gpr64(r) || x86_numbered_gpr64(r, "dwb") || one_of(r, {"rip", "sil", "dil", "bpl", "spl"})))
+        return true;
     if (one_of(r, {"eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp", "eip", "ax", "bx", "cx", "dx", "si",
                    "di", "bp", "sp", "al", "ah", "bl", "bh", "cl", "ch", "dl", "dh"}))
         return true;
     const int vmax = is64 ? 31 : 7;
-    if (numbered(r, "xmm", 0, vmax) || numbered(r, "ymm", 0, vmax) || numbered(r, "zmm", 0, vmax) ||
-        numbered(r, "mm", 0, 7))
-        return true;
-    if (!is64) return false;
-    if (one_of(r, {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "rip", "sil", "dil", "bpl", "spl"}))
-        return true;
-    // r8..r15 with optional d/w/b suffix.
-    if (r.size() >= 2 && r[0] == 'r') {
-        std::string_view n = r.substr(1);
-        if (n.back() == 'd' || n.back() == 'w' || n.back() == 'b') n.remove_suffix(1);
-        return small_number(n, 8, 15);
-    }
-    return false;
+    return numbered(r, "xmm", 0, vmax) || numbered(r, "ymm", 0, vmax) || numbered(r, "zmm", 0, vmax) ||
+           numbered(r, "mm", 0, 7);
 }
 
 // Registers that can form an address (base or index).
 bool x86_address_register(std::string_view r, bool is64) {
-    if (one_of(r, {"eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp"})) return true;
-    if (!is64) return false;
-    if (one_of(r, {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp"})) return true;
-    if (r.size() >= 2 && r[0] == 'r') {
-        std::string_view n = r.substr(1);
-        if (n.back() == 'd') n.remove_suffix(1);
-        return small_number(n, 8, 15);
-    }
-    return false;
+    if (is64 && (x86_named_gpr64(r) || x86_numbered_gpr64(r, "d"))) return true;
+    return one_of(r, {"eax", "ebx", "ecx", "edx", "esi", "edi", "ebp", "esp"});
 }
 
 bool x86_segment(std::string_view r) { return one_of(r, {"cs", "ds", "es", "fs", "gs", "ss"}); }
@@ -262,7 +263,7 @@ bool ppc_register(std::string_view r) {
 // Marks the spec Invalid. The message is built before the operand fields
 // are cleared: `what` may point into one of them.
 bool fail_with(ArgSpec& a, std::string_view why, std::string_view what, bool quote) {
-    set(a.error, why);
+    a.error.assign(why.data(), why.size());
     if (quote) {
         a.error += " '";
         a.error.append(what.substr(0, 64));
@@ -270,11 +271,7 @@ bool fail_with(ArgSpec& a, std::string_view why, std::string_view what, bool quo
         a.error += '\'';
     }
     a.kind = OperandKind::Invalid;
-    a.reg.clear();
-    a.base.clear();
-    a.index.clear();
-    a.symbol.clear();
-    a.segment.clear();
+    a.reg = a.base = a.index = a.symbol = a.segment = {};
     a.scale = 1;
     a.offset = 0;
     a.constant = 0;
@@ -297,7 +294,7 @@ bool finish(ArgSpec& a, const Cursor& c) {
 
 bool set_register(ArgSpec& a, std::string_view r) {
     a.kind = OperandKind::Register;
-    set(a.reg, r);
+    a.reg = r;
     return true;
 }
 
@@ -321,11 +318,11 @@ bool parse_immediate(ArgSpec& a, Cursor& c, std::string_view expected) {
 }
 
 // A register name that `known` accepts, into `out`.
-bool take_register(ArgSpec& a, Cursor& c, std::string& out, bool (*known)(std::string_view)) {
+bool take_register(ArgSpec& a, Cursor& c, std::string_view& out, bool (*known)(std::string_view)) {
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "expected a register in", c.rest());
     if (!known(r)) return fail(a, "unknown register", r);
-    set(out, r);
+    out = r;
     return true;
 }
 
@@ -335,7 +332,7 @@ bool valid_scale(int64_t s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 // x86-64 / i386, AT&T syntax.
 
 // A base (rip/eip allowed) or index register inside parentheses.
-bool x86_reg(ArgSpec& a, Cursor& c, bool is64, std::string& out, bool is_base) {
+bool x86_reg(ArgSpec& a, Cursor& c, bool is64, std::string_view& out, bool is_base) {
     if (!c.eat('%')) return fail(a, "expected '%' before register in", c.rest());
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "missing register name after '%' in", c.s);
@@ -343,7 +340,7 @@ bool x86_reg(ArgSpec& a, Cursor& c, bool is64, std::string& out, bool is_base) {
     const bool pc = r == "eip" || (is64 && r == "rip");
     if (!x86_address_register(r, is64) && !(is_base && pc))
         return fail(a, is_base ? "register cannot be a base:" : "register cannot be an index:", r);
-    set(out, r);
+    out = r;
     return true;
 }
 
@@ -356,7 +353,7 @@ bool parse_x86(ArgSpec& a, Cursor& c, bool is64) {
         if (c.peek() == ':') {
             if (!x86_segment(r)) return fail(a, "unknown segment register", r);
             ++c.pos;
-            set(a.segment, r);
+            a.segment = r;
             if (c.done()) return fail(a, "missing address after segment override in", c.s);
         } else {
             if (!x86_register(r, is64)) return fail(a, "unknown register", r);
@@ -376,11 +373,11 @@ bool parse_x86(ArgSpec& a, Cursor& c, bool is64) {
         have_disp = true;
         if (c.peek() == '+' && is_sym_start(c.peek(1))) {
             ++c.pos;
-            set(a.symbol, parse_symbol(c));
+            a.symbol = parse_symbol(c);
         }
     } else if (is_sym_start(c.peek())) {
         have_disp = true;
-        set(a.symbol, parse_symbol(c));
+        a.symbol = parse_symbol(c);
         if (c.peek() == '+' || c.peek() == '-') {
             nr = parse_number(c, off);
             if (nr != NumResult::Ok) return number_error(a, nr, c, "expected a number after symbol in");
@@ -414,13 +411,13 @@ bool parse_x86(ArgSpec& a, Cursor& c, bool is64) {
 // `[reg, reg]`, `[reg, reg, lsl #?n]`, aarch64 `[reg, #:lo12:sym]`.
 
 // A base or index register inside brackets.
-bool arm_parse_register(ArgSpec& a, Cursor& c, bool aarch64, std::string& out) {
+bool arm_parse_register(ArgSpec& a, Cursor& c, bool aarch64, std::string_view& out) {
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "expected a register in", c.rest());
     if (aarch64 ? !aarch64_register(r) : !arm_register(r)) return fail(a, "unknown register", r);
     if (aarch64 ? !aarch64_address_register(r) : !arm_address_register(r))
         return fail(a, "register cannot form an address:", r);
-    set(out, r);
+    out = r;
     return true;
 }
 
@@ -442,7 +439,7 @@ bool parse_arm_like(ArgSpec& a, Cursor& c, bool aarch64) {
                 if (!c.eat(':')) return fail(a, "bad relocation operator in", c.s);
                 auto sym = parse_symbol(c);
                 if (sym.empty()) return fail(a, "expected a symbol after relocation operator in", c.s);
-                set(a.symbol, c.s.substr(b, c.pos - b));
+                a.symbol = c.s.substr(b, c.pos - b);
                 if (c.peek() == '+' || c.peek() == '-') {
                     auto nr = parse_number(c, a.offset);
                     if (nr != NumResult::Ok) return number_error(a, nr, c, "expected a number in");
@@ -491,14 +488,20 @@ bool parse_arm_like(ArgSpec& a, Cursor& c, bool aarch64) {
 // "no register". Such a register is left out of base/index.
 
 // A GPR used to form an address: "r0".."r31" (after ppc_reg normalisation).
-bool gpr_address(ArgSpec& a, std::string& r, bool zero_is_none) {
+bool gpr_address(ArgSpec& a, std::string_view& r, bool zero_is_none) {
     if (r.size() < 2 || r[0] != 'r') return fail(a, "register cannot form an address:", r);
-    if (zero_is_none && r == "r0") r.clear();
+    if (zero_is_none && r == "r0") r = {};
     return true;
 }
 
+// "r0".."r31": the names bare ppc register numbers are normalised to (the
+// result holds views, and "r3" is not in the spec "8@3").
+constexpr std::string_view kPpcGprNames[32] = {
+    "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+    "r16", "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28", "r29", "r30", "r31"};
+
 // Reads a ppc register: `%r3`, `r3`, or a bare number `3` (normalised "r3").
-bool ppc_reg(ArgSpec& a, Cursor& c, std::string& out) {
+bool ppc_reg(ArgSpec& a, Cursor& c, std::string_view& out) {
     const bool pct = c.eat('%');
     if (is_digit(c.peek())) {
         if (pct) return fail(a, "expected a register name after '%' in", c.s);
@@ -506,9 +509,7 @@ bool ppc_reg(ArgSpec& a, Cursor& c, std::string& out) {
         while (is_digit(c.peek())) ++c.pos;
         auto d = c.s.substr(b, c.pos - b);
         if (!small_number(d, 0, 31)) return fail(a, "register number out of range", d);
-        out.clear();
-        out.push_back('r');
-        out.append(d.data(), d.size());
+        out = kPpcGprNames[d.size() == 1 ? d[0] - '0' : (d[0] - '0') * 10 + (d[1] - '0')];
         return true;
     }
     return take_register(a, c, out, ppc_register);
@@ -535,7 +536,7 @@ bool parse_ppc(ArgSpec& a, Cursor& c) {
             ++c.pos;
             a.kind = OperandKind::Memory;
             a.offset = off;
-            set(a.symbol, sym);
+            a.symbol = sym;
             if (!ppc_reg(a, c, a.base) || !gpr_address(a, a.base, true)) return false;
             if (!c.eat(')')) return fail(a, c.done() ? "missing ')' in" : "unexpected characters in", c.done() ? c.s : c.rest());
             return finish(a, c);
@@ -544,11 +545,11 @@ bool parse_ppc(ArgSpec& a, Cursor& c) {
     }
     if (c.peek() == '-' || c.peek() == '+')
         return fail(a, "a bare number is a register on ppc64 (constants are written iN):", c.s);
-    std::string first;
+    std::string_view first;
     if (!ppc_reg(a, c, first)) return false;
     if (c.eat(',')) {
         a.kind = OperandKind::Memory;
-        a.base = std::move(first);
+        a.base = first;
         if (!gpr_address(a, a.base, true)) return false;
         if (!ppc_reg(a, c, a.index) || !gpr_address(a, a.index, false)) return false;
         return finish(a, c);
@@ -561,18 +562,18 @@ bool parse_ppc(ArgSpec& a, Cursor& c) {
 // s390x: `%rN` (also %f, %v, %a), bare-number constants, `D(%rB)`,
 // `D(%rX,%rB)`, `D(,%rB)`.
 
-bool s390_reg(ArgSpec& a, Cursor& c, std::string& out) {
+bool s390_reg(ArgSpec& a, Cursor& c, std::string_view& out) {
     if (!c.eat('%')) return fail(a, "expected '%' before register in", c.rest());
     auto r = c.take_alnum();
     if (r.empty()) return fail(a, "missing register name after '%' in", c.s);
     if (!s390_register(r)) return fail(a, "unknown register", r);
-    set(out, r);
+    out = r;
     return true;
 }
 
 bool parse_s390(ArgSpec& a, Cursor& c) {
     if (c.peek() == '%') {
-        std::string r;
+        std::string_view r;
         if (!s390_reg(a, c, r)) return false;
         set_register(a, r);
         return finish(a, c);
@@ -587,13 +588,13 @@ bool parse_s390(ArgSpec& a, Cursor& c) {
     if (!c.eat('(')) return fail(a, "unrecognised operand", c.rest());
     a.kind = OperandKind::Memory;
     a.offset = v;
-    std::string first;
+    std::string_view first;
     if (c.peek() != ',' && !s390_reg(a, c, first)) return false;
     if (c.eat(',')) {
         if (!s390_reg(a, c, a.base)) return false;
-        a.index = std::move(first);
+        a.index = first;
     } else {
-        a.base = std::move(first);
+        a.base = first;
     }
     if (!a.base.empty() && !gpr_address(a, a.base, true)) return false;
     if (!a.index.empty() && !gpr_address(a, a.index, true)) return false;
@@ -605,7 +606,7 @@ bool parse_s390(ArgSpec& a, Cursor& c) {
 // riscv64: ABI or xN register names, bare-number constants, `off(reg)`,
 // `(reg)`, `%lo(sym)(reg)`.
 
-bool riscv_reg(ArgSpec& a, Cursor& c, std::string& out) { return take_register(a, c, out, riscv_register); }
+bool riscv_reg(ArgSpec& a, Cursor& c, std::string_view& out) { return take_register(a, c, out, riscv_register); }
 
 bool parse_riscv(ArgSpec& a, Cursor& c) {
     int64_t v = 0;
@@ -623,16 +624,15 @@ bool parse_riscv(ArgSpec& a, Cursor& c) {
         while (is_lower(c.peek()) || is_digit(c.peek()) || c.peek() == '_') ++c.pos;
         if (!c.eat('(')) return fail(a, "bad relocation operator in", c.s);
         if (parse_symbol(c).empty()) return fail(a, "expected a symbol in", c.s);
-        const size_t sym_end = c.pos;
         if (c.peek() == '+' || c.peek() == '-') {
             nr = parse_number(c, v);
             if (nr != NumResult::Ok) return number_error(a, nr, c, "expected a number in");
+            v = 0;  // part of the relocation, not a displacement
         }
         if (!c.eat(')')) return fail(a, "missing ')' in", c.s);
-        set(a.symbol, c.s.substr(b, sym_end - b));
-        a.symbol.push_back(')');
+        a.symbol = c.s.substr(b, c.pos - b);
     } else if (nr == NumResult::None && is_alpha(c.peek())) {
-        std::string r;
+        std::string_view r;
         if (!riscv_reg(a, c, r)) return false;
         set_register(a, r);
         return finish(a, c);
@@ -685,14 +685,17 @@ const char* arch_name(Arch a) {
     return "unknown";
 }
 
-ArgSpec parse_arg(std::string_view spec, Arch arch) {
-    ArgSpec a;
+namespace {
+
+// Parses `spec` into `a`, which is default-constructed: in place, so that
+// parse_args fills its vector without a copy per argument.
+void parse_into(std::string_view spec, Arch arch, ArgSpec& a) {
     while (!spec.empty() && is_space(spec.front())) spec.remove_prefix(1);
     while (!spec.empty() && is_space(spec.back())) spec.remove_suffix(1);
-    set(a.text, spec);
+    a.text = spec;
     if (spec.empty()) {
         fail(a, "empty argument spec");
-        return a;
+        return;
     }
 
     // [-]N[f]@
@@ -707,27 +710,27 @@ ArgSpec parse_arg(std::string_view spec, Arch arch) {
             fail(a, spec.find('@') == std::string_view::npos ? "missing size prefix (N@) in"
                                                               : "size before '@' is not a number in",
                  spec);
-            return a;
+            return;
         }
         if (is_digit(c.peek())) {
             fail(a, "size too large in", spec);
-            return a;
+            return;
         }
         a.is_float = c.eat('f');
         if (!c.eat('@')) {
             fail(a, "expected '@' after size in", spec);
-            return a;
+            return;
         }
         if (digits != 1 || (n != 1 && n != 2 && n != 4 && n != 8)) {
             a.size = n;
             fail(a, "unsupported size (expected 1, 2, 4 or 8) in", spec);
-            return a;
+            return;
         }
         a.size = n;
     }
     if (c.done()) {
         fail(a, "empty operand in", spec);
-        return a;
+        return;
     }
     Cursor op(c.rest());
     switch (arch) {
@@ -740,17 +743,25 @@ ArgSpec parse_arg(std::string_view spec, Arch arch) {
         case Arch::RISCV64: parse_riscv(a, op); break;
         case Arch::Unknown: fail(a, "unknown architecture; cannot parse operand", op.s); break;
     }
+}
+
+}  // namespace
+
+ArgSpec parse_arg(std::string_view spec, Arch arch) {
+    ArgSpec a;
+    parse_into(spec, arch, a);
     return a;
 }
 
 std::vector<ArgSpec> parse_args(std::string_view args, Arch arch) {
     std::vector<ArgSpec> out;
+    parse_args(args, arch, out);
+    return out;
+}
+
+void parse_args(std::string_view args, Arch arch, std::vector<ArgSpec>& out) {
+    out.clear();
     const size_t n = args.size();
-    // Blank-separated words bound the argument count: one allocation.
-    size_t words = 0;
-    for (size_t k = 0; k < n; ++k)
-        if (!is_space(args[k]) && (k == 0 || is_space(args[k - 1]))) ++words;
-    out.reserve(words);
     size_t i = 0;
     while (i < n) {
         while (i < n && is_space(args[i])) ++i;
@@ -774,9 +785,8 @@ std::vector<ArgSpec> parse_args(std::string_view args, Arch arch) {
             }
             ++i;
         }
-        out.push_back(parse_arg(args.substr(b, i - b), arch));
+        parse_into(args.substr(b, i - b), arch, out.emplace_back());
     }
-    return out;
 }
 
 }  // namespace probekit::elf

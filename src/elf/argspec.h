@@ -28,21 +28,23 @@ enum class OperandKind {
     Invalid,   // could not be parsed: see `error`
 };
 
+// The strings are views into the spec passed to parse_arg (or into static
+// text): the spec must outlive the ArgSpec. Only `error` owns its text.
 struct ArgSpec {
     int size = 0;            // bytes: 1, 2, 4 or 8
     bool is_signed = false;
     bool is_float = false;   // the `f` suffix (`8f@%xmm0`): most consumers reject it
     OperandKind kind = OperandKind::Invalid;
-    std::string reg;         // Register: the register as written, without '%' ("edi", "x0", "r3")
-    std::string base;        // Memory: base register ("rbp", "sp"); empty for an absolute address
-    std::string index;       // Memory: index register, or empty
-    int scale = 1;           // Memory: index scale
-    int64_t offset = 0;      // Memory: displacement
-    std::string symbol;      // Memory: a symbol in the displacement (`counter(%rip)`, `var@tpoff`), or empty
-    std::string segment;     // Memory: segment override (`fs`), or empty
-    int64_t constant = 0;    // Constant
-    std::string text;        // the operand as written
-    std::string error;       // Invalid: why
+    std::string_view reg;     // Register: the register as written, without '%' ("edi", "x0", "r3")
+    std::string_view base;    // Memory: base register ("rbp", "sp"); empty for an absolute address
+    std::string_view index;   // Memory: index register, or empty
+    int scale = 1;            // Memory: index scale
+    int64_t offset = 0;       // Memory: displacement
+    std::string_view symbol;  // Memory: a symbol in the displacement (`counter(%rip)`, `var@tpoff`), or empty
+    std::string_view segment; // Memory: segment override (`fs`), or empty
+    int64_t constant = 0;     // Constant
+    std::string_view text;    // the operand as written
+    std::string error;        // Invalid: why
 };
 
 // Parses one argument spec such as "-4@%edi". Never throws; an unparseable
@@ -51,5 +53,8 @@ ArgSpec parse_arg(std::string_view spec, Arch arch);
 
 // Splits a note's argument string ("-4@%edi 8@%rax") and parses each.
 std::vector<ArgSpec> parse_args(std::string_view args, Arch arch);
+// The same into `out` (cleared first): reusing one vector across the sites
+// of a listing saves an allocation per site.
+void parse_args(std::string_view args, Arch arch, std::vector<ArgSpec>& out);
 
 }  // namespace probekit::elf

@@ -14,13 +14,18 @@ std::string hex(uint64_t v) {
     return buf;
 }
 
-bool aarch64_libbpf_register(const std::string& r) {
+bool aarch64_libbpf_register(std::string_view r) {
     if (r == "sp") return true;
     if (r.size() < 2 || r.size() > 3 || r[0] != 'x') return false;
-    for (size_t i = 1; i < r.size(); ++i)
+    int n = 0;
+    for (size_t i = 1; i < r.size(); ++i) {
         if (r[i] < '0' || r[i] > '9') return false;
-    return std::stoi(r.substr(1)) <= 30;
+        n = n * 10 + (r[i] - '0');
+    }
+    return n <= 30;
 }
+
+std::string str(std::string_view s) { return std::string(s); }
 
 // Why common consumers cannot read an operand, or empty when they all can.
 // From the readers of gdb 13, bpftrace 0.17 (bcc's parser), and libbpf's
@@ -29,38 +34,38 @@ bool aarch64_libbpf_register(const std::string& r) {
 std::string unreadable(const ArgSpec& a, Arch arch) {
     if (a.kind == OperandKind::Invalid) return "cannot be parsed: " + a.error;
     if (a.is_float) return "is a floating-point operand, which gdb, bpftrace, bcc and libbpf reject";
-    const std::string& t = a.text;
+    const std::string_view t = a.text;
     switch (arch) {
         case Arch::X86_64:
         case Arch::I386:
             if (a.kind == OperandKind::Memory) {
                 if (a.base == "rip" || a.base == "eip") return "is %rip-relative, which gdb 13 and bpftrace 0.17 reject";
-                if (!a.segment.empty()) return "uses the %" + a.segment + ": segment (thread-local), which gdb 13 and bpftrace 0.17 reject";
-                if (!a.symbol.empty()) return "refers to the symbol '" + a.symbol + "', which bpftrace and libbpf cannot resolve";
+                if (!a.segment.empty()) return "uses the %" + str(a.segment) + ": segment (thread-local), which gdb 13 and bpftrace 0.17 reject";
+                if (!a.symbol.empty()) return "refers to the symbol '" + str(a.symbol) + "', which bpftrace and libbpf cannot resolve";
                 if (a.base.empty()) return "is an absolute address, which libbpf rejects";
             }
             if (a.kind == OperandKind::Register && a.reg.size() == 2 && a.reg[1] == 'h')
-                return "uses the high-byte register %" + a.reg + ", which libbpf rejects";
-            if (a.kind == OperandKind::Constant && t.find("0x") != std::string::npos) return "is a hex constant, which libbpf misreads";
+                return "uses the high-byte register %" + str(a.reg) + ", which libbpf rejects";
+            if (a.kind == OperandKind::Constant && t.find("0x") != std::string_view::npos) return "is a hex constant, which libbpf misreads";
             break;
         case Arch::AArch64:
-            if (t.find('#') != std::string::npos) return "uses '#', which libbpf's and bcc's aarch64 readers reject";
+            if (t.find('#') != std::string_view::npos) return "uses '#', which libbpf's and bcc's aarch64 readers reject";
             if (a.kind == OperandKind::Register && !aarch64_libbpf_register(a.reg))
-                return "uses register " + a.reg + "; libbpf and bcc read only x0-x30 and sp";
+                return "uses register " + str(a.reg) + "; libbpf and bcc read only x0-x30 and sp";
             if (a.kind == OperandKind::Memory) {
                 if (!a.index.empty()) return "uses an index register, which libbpf's aarch64 reader rejects";
-                if (!a.symbol.empty()) return "refers to the symbol '" + a.symbol + "', which libbpf and bcc cannot resolve";
-                if (!aarch64_libbpf_register(a.base)) return "uses base register " + a.base + "; libbpf reads only x0-x30 and sp";
+                if (!a.symbol.empty()) return "refers to the symbol '" + str(a.symbol) + "', which libbpf and bcc cannot resolve";
+                if (!aarch64_libbpf_register(a.base)) return "uses base register " + str(a.base) + "; libbpf reads only x0-x30 and sp";
             }
             break;
         case Arch::Arm:
-            if ((a.kind == OperandKind::Constant || (a.kind == OperandKind::Memory && a.offset != 0)) && t.find('#') == std::string::npos)
+            if ((a.kind == OperandKind::Constant || (a.kind == OperandKind::Memory && a.offset != 0)) && t.find('#') == std::string_view::npos)
                 return "has a number without '#', which libbpf's arm reader rejects";
             if (a.kind == OperandKind::Memory && !a.index.empty()) return "uses an index register, which libbpf rejects";
             break;
         default:
             if (a.kind == OperandKind::Memory && !a.symbol.empty())
-                return "refers to the symbol '" + a.symbol + "', which libbpf and bcc cannot resolve";
+                return "refers to the symbol '" + str(a.symbol) + "', which libbpf and bcc cannot resolve";
             break;
     }
     return {};
@@ -103,7 +108,7 @@ std::vector<Finding> verify(const ProbeSet& set, const spec::Spec* spec) {
                 std::string why = unreadable(args[k], o.arch());
                 if (!why.empty())
                     add(Severity::Error, "operand", id,
-                        "site " + hex(s.pc) + " argument " + std::to_string(k + 1) + " '" + args[k].text + "' " + why);
+                        "site " + hex(s.pc) + " argument " + std::to_string(k + 1) + " '" + str(args[k].text) + "' " + why);
             }
             if (si == 0) first = shape;
             else if (shape != first)
