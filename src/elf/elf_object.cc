@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -94,7 +95,7 @@ bool ElfObject::load(size_t file_size, std::string& error) {
         }
         const char* name = elf_strptr(elf_, shstrndx, sh.sh_name);
         sections_.push_back({name ? std::string_view(name) : std::string_view(), sh.sh_type, sh.sh_flags, sh.sh_addr,
-                             sh.sh_offset, sh.sh_size, scn});
+                             sh.sh_offset, sh.sh_size, sh.sh_addralign, scn});
     }
     size_t nph = 0;
     if (elf_getphdrnum(elf_, &nph) == 0) {
@@ -104,6 +105,14 @@ bool ElfObject::load(size_t file_size, std::string& error) {
                 loads_.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz, ph.p_flags});
         }
     }
+    for (const auto& s : sections_)
+        if ((s.flags & SHF_ALLOC) && s.type != SHT_NOBITS && s.size) by_addr_.push_back(&s);
+    std::stable_sort(by_addr_.begin(), by_addr_.end(), [](const Section* a, const Section* b) { return a->addr < b->addr; });
+    for (size_t i = 1; i < by_addr_.size(); ++i)
+        if (by_addr_[i]->addr - by_addr_[i - 1]->addr < by_addr_[i - 1]->size) {
+            by_addr_.clear();
+            break;
+        }
     return true;
 }
 
@@ -125,6 +134,16 @@ std::string_view ElfObject::data(const Section& s) const {
 }
 
 std::string_view ElfObject::bytes_at(uint64_t addr, size_t n) const {
+    if (!by_addr_.empty()) {
+        auto it = std::upper_bound(by_addr_.begin(), by_addr_.end(), addr, [](uint64_t a, const Section* s) { return a < s->addr; });
+        if (it == by_addr_.begin()) return {};
+        const Section& s = **--it;
+        if (addr - s.addr >= s.size) return {};
+        std::string_view d = data(s);
+        uint64_t off = addr - s.addr;
+        if (off >= d.size()) return {};
+        return d.substr(static_cast<size_t>(off), n);
+    }
     for (const auto& s : sections_) {
         if (!(s.flags & SHF_ALLOC) || s.type == SHT_NOBITS) continue;
         if (addr < s.addr || addr - s.addr >= s.size) continue;
@@ -136,9 +155,26 @@ std::string_view ElfObject::bytes_at(uint64_t addr, size_t n) const {
     return {};
 }
 
+bool ElfObject::read_at(uint64_t offset, size_t n, char* out) const {
+    if (!image_ || offset > image_size_ || n > image_size_ - offset) return false;
+    if (fd_ < 0) {  // from_memory: the bytes are already in memory
+        std::memcpy(out, image_ + offset, n);
+        return true;
+    }
+    while (n > 0) {
+        const ssize_t r = ::pread(fd_, out, n, static_cast<off_t>(offset));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;  // shrunk since it was opened
+        out += r;
+        offset += static_cast<uint64_t>(r);
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
 std::string ElfObject::build_id() const {
     for (const auto& s : sections_) {
-        if (s.type != SHT_NOTE) continue;
+        if (s.type != SHT_NOTE || !(s.flags & SHF_ALLOC)) continue;
         Elf_Data* d = elf_getdata(s.scn, nullptr);
         if (!d) continue;
         GElf_Nhdr nh;

@@ -25,6 +25,7 @@ struct Section {
     uint64_t addr = 0;
     uint64_t offset = 0;
     uint64_t size = 0;
+    uint64_t align = 0;
     Elf_Scn* scn = nullptr;
 };
 
@@ -59,7 +60,12 @@ public:
     // Up to `n` bytes of file content at link-time address `addr` (through
     // the section that contains it); fewer when the address is not backed.
     std::string_view bytes_at(uint64_t addr, size_t n) const;
-    // The GNU build-id as hex, or empty.
+    // Copies `n` bytes at file offset `offset` into `out`: with pread, so
+    // that streaming through a large section does not leave all of it
+    // mapped in (see NoteReader). False when the range is not in the file.
+    bool read_at(uint64_t offset, size_t n, char* out) const;
+    // The GNU build-id as hex, or empty. Looks only at allocated notes,
+    // where linkers put it: not through megabytes of .note.stapsdt.
     std::string build_id() const;
 
 private:
@@ -76,6 +82,11 @@ private:
     uint16_t type_ = 0;
     std::vector<Section> sections_;
     std::vector<Segment> loads_;
+    // The allocated sections with file content, by address, when none
+    // overlap (every linked object): bytes_at's binary search, instead of a
+    // scan per site. Empty otherwise (relocatable objects, where all start
+    // at 0, and odd files): bytes_at then scans in header order.
+    std::vector<const Section*> by_addr_;
 };
 
 }  // namespace probekit::elf

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,15 +36,21 @@ struct SiteInfo {
 struct ProbeInfo {
     std::string_view provider;
     std::string_view name;
-    std::vector<SiteInfo> sites;
+    std::span<const SiteInfo> sites;  // in note order, inside ProbeSet::sites
     const ProbeMeta* meta = nullptr;  // from .note.probekit, when present
 };
 
 // Everything read from one object. String views point into the object's
-// mapping, which the set keeps open.
+// mapping, which the set keeps open, or into the set's own copies.
 struct ProbeSet {
     std::unique_ptr<ElfObject> object;
     std::vector<ProbeInfo> probes;  // in order of first appearance
+    std::vector<SiteInfo> sites;    // every site, grouped by probe (in the order of `probes`)
+    // What views point into besides the object's mapping: the sites'
+    // argument strings (copied out of .note.stapsdt, which is read through
+    // a window, never kept) and the probes' provider and name.
+    std::unique_ptr<char[]> args_text;
+    std::deque<std::string> strings;
     std::vector<std::unique_ptr<ProbeMeta>> metas;
     std::vector<std::string> problems;  // malformed notes, skipped (never fatal)
     bool has_base_section = false;
