@@ -10,6 +10,7 @@
 #include "elf/inventory.h"
 #include "tools/probekit/commands.h"
 #include "util/json_writer.h"
+#include "util/out_buffer.h"
 
 namespace probekit::cli {
 namespace {
@@ -24,14 +25,6 @@ struct ListArgs {
     std::string format = "text";
     std::vector<std::string> globs;
 };
-
-// Large listings go out in chunks: one multi-megabyte string would cost
-// more in page faults and copies than formatting it.
-void flush_if_large(std::string& out) {
-    if (out.size() < (1u << 18)) return;
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    out.clear();
-}
 
 std::string display(std::string_view name) {
     std::string s(name);
@@ -84,15 +77,18 @@ const char* path_name(elf::AttachPath a) {
     }
 }
 
-void print_text(std::string& out, const std::vector<ObjectReport>& objs, const ListArgs& a) {
+void print_text(util::OutBuffer& out, const std::vector<ObjectReport>& objs, const ListArgs& a) {
     char buf[256];
+    std::vector<elf::ArgSpec> args;  // reused across sites
     for (const auto& o : objs) {
         const auto arch = o.probes.object->arch();
         for (size_t i = 0; i < o.probes.probes.size(); ++i) {
             const ProbeInfo& p = o.probes.probes[i];
             if (!matches(a.globs, p)) continue;
             uint64_t sem = p.sites.empty() ? 0 : p.sites[0].semaphore;
-            out += std::string(p.provider) + ":" + signature(p, arch);
+            out += p.provider;
+            out += ':';
+            out += signature(p, arch);
             std::snprintf(buf, sizeof buf, "  %zu site%s", p.sites.size(), p.sites.size() == 1 ? "" : "s");
             out += buf;
             if (sem) {
@@ -106,23 +102,34 @@ void print_text(std::string& out, const std::vector<ObjectReport>& objs, const L
                               o.gates[i]->external || o.gates[i]->inproc ? "ENABLED" : "disabled", o.gates[i]->external, o.gates[i]->inproc);
                 out += buf;
             }
-            out += "  " + o.path + "\n";
+            out += "  ";
+            out += o.path;
+            out += '\n';
             if (!a.verbose) continue;
-            if (p.meta && !p.meta->doc.empty()) out += "    doc: " + std::string(p.meta->doc.substr(0, p.meta->doc.find('\n'))) + "\n";
+            if (p.meta && !p.meta->doc.empty()) {
+                out += "    doc: ";
+                out += p.meta->doc.substr(0, p.meta->doc.find('\n'));
+                out += '\n';
+            }
             for (const auto& s : p.sites) {
                 std::snprintf(buf, sizeof buf, "    0x%" PRIx64 " [%s]", s.pc + o.bias, path_name(elf::attach_path(o, s)));
                 out += buf;
-                auto args = elf::parse_args(s.args, arch);
+                elf::parse_args(s.args, arch, args);
                 for (size_t k = 0; k < args.size(); ++k) {
                     out += ' ';
-                    if (p.meta && k < p.meta->args.size() && !p.meta->args[k].name.empty())
-                        out += std::string(p.meta->args[k].name) + "=";
+                    if (p.meta && k < p.meta->args.size() && !p.meta->args[k].name.empty()) {
+                        out += p.meta->args[k].name;
+                        out += '=';
+                    }
                     out += args[k].text;
-                    if (args[k].kind == elf::OperandKind::Invalid) out += "(unparsed: " + args[k].error + ")";
+                    if (args[k].kind == elf::OperandKind::Invalid) {
+                        out += "(unparsed: ";
+                        out += args[k].error;
+                        out += ')';
+                    }
                 }
                 out += '\n';
             }
-            flush_if_large(out);
         }
     }
     for (const auto& o : objs)
@@ -138,8 +145,9 @@ const char* operand_kind(elf::OperandKind k) {
     }
 }
 
-void print_json(std::string& out, const std::vector<ObjectReport>& objs, const ListArgs& a, pid_t pid) {
+void print_json(util::OutBuffer& out, const std::vector<ObjectReport>& objs, const ListArgs& a, pid_t pid) {
     util::JsonWriter w(out);
+    std::vector<elf::ArgSpec> args;  // reused across sites
     w.begin_object();
     if (pid) w.key("pid").value(static_cast<int64_t>(pid));
     w.key("objects").begin_array();
@@ -190,7 +198,8 @@ void print_json(std::string& out, const std::vector<ObjectReport>& objs, const L
                     w.key("address").address(s.pc + o.bias);
                     w.key("attach").value(path_name(elf::attach_path(o, s)));
                     w.key("args").begin_array();
-                    for (const auto& x : elf::parse_args(s.args, arch)) {
+                    elf::parse_args(s.args, arch, args);
+                    for (const auto& x : args) {
                         w.begin_object();
                         w.key("spec").value(x.text);
                         w.key("size").value(x.size);
@@ -214,7 +223,6 @@ void print_json(std::string& out, const std::vector<ObjectReport>& objs, const L
                 w.end_array();
             }
             w.end_object();
-            flush_if_large(out);
         }
         w.end_array();
         w.end_object();
@@ -225,11 +233,15 @@ void print_json(std::string& out, const std::vector<ObjectReport>& objs, const L
 }
 
 // `stap -L 'process("BIN").mark("*")'` lines.
-void print_stap(std::string& out, const std::vector<ObjectReport>& objs, const ListArgs& a) {
+void print_stap(util::OutBuffer& out, const std::vector<ObjectReport>& objs, const ListArgs& a) {
     for (const auto& o : objs)
         for (const auto& p : o.probes.probes) {
             if (!matches(a.globs, p)) continue;
-            out += "process(\"" + o.path + "\").mark(\"" + std::string(p.name) + "\")";
+            out += "process(\"";
+            out += o.path;
+            out += "\").mark(\"";
+            out += p.name;
+            out += "\")";
             size_t n = p.sites.empty() ? 0 : elf::parse_args(p.sites[0].args, o.probes.object->arch()).size();
             for (size_t i = 0; i < n; ++i) out += " $arg" + std::to_string(i + 1) + ":long";
             out += '\n';
@@ -237,7 +249,7 @@ void print_stap(std::string& out, const std::vector<ObjectReport>& objs, const L
 }
 
 // gdb's `info probes` table.
-void print_gdb(std::string& out, const std::vector<ObjectReport>& objs, const ListArgs& a) {
+void print_gdb(util::OutBuffer& out, const std::vector<ObjectReport>& objs, const ListArgs& a) {
     char buf[512];
     out += "Type Provider Name Where Semaphore Object\n";
     for (const auto& o : objs)
@@ -253,7 +265,8 @@ void print_gdb(std::string& out, const std::vector<ObjectReport>& objs, const Li
                 } else {
                     out += "                   ";
                 }
-                out += o.path + "\n";
+                out += o.path;
+                out += '\n';
             }
         }
 }
@@ -295,8 +308,7 @@ int run_list(ListArgs a) {
             objs.push_back(std::move(*r));
         }
     }
-    std::string out;
-    out.reserve(1 << 20);
+    util::OutBuffer out(stdout);
     if (a.format == "json") print_json(out, objs, a, a.pid);
     else if (a.format == "stap") print_stap(out, objs, a);
     else if (a.format == "gdb") print_gdb(out, objs, a);
@@ -308,7 +320,7 @@ int run_list(ListArgs a) {
         std::fprintf(stderr, "%s\n", a.globs.empty() ? (a.pid ? "no probes in this process" : "no probes")
                                                      : "no probe matches the given pattern");
     }
-    fwrite(out.data(), 1, out.size(), stdout);
+    out.flush();
     return 0;
 }
 

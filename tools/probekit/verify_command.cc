@@ -7,6 +7,7 @@
 #include "spec/load.h"
 #include "tools/probekit/commands.h"
 #include "util/json_writer.h"
+#include "util/out_buffer.h"
 
 namespace probekit::cli {
 namespace {
@@ -29,7 +30,7 @@ int run_verify(const VerifyArgs& a) {
         if (!spec) return 1;
     }
     size_t errors = 0, warnings = 0;
-    std::string out;
+    util::OutBuffer out;  // all kept: it goes to stdout or stderr depending on the findings
     util::JsonWriter w(out);
     if (a.format == "json") w.begin_object().key("binaries").begin_array();
     for (const auto& bin : a.binaries) {
@@ -62,7 +63,7 @@ int run_verify(const VerifyArgs& a) {
         w.end_array().key("errors").value(static_cast<uint64_t>(errors)).key("warnings").value(static_cast<uint64_t>(warnings)).end_object();
         out += '\n';
     }
-    std::fwrite(out.data(), 1, out.size(), errors && a.format != "json" ? stderr : stdout);
+    std::fwrite(out.view().data(), 1, out.view().size(), errors && a.format != "json" ? stderr : stdout);
     return errors ? 1 : 0;
 }
 
