@@ -220,4 +220,50 @@ run(["gcc", "-shared", "two_a.o", "two_b.o", "-o", "two.so"], cwd=d, check=True)
 msg = run([PROBEKIT, "verify", os.path.join(d, "two.so")]).stderr
 expect("2 different semaphores for one probe" in msg, f"verify: two semaphores for one probe ({msg.strip()[:300]})")
 
+# A .note.probekit entry that disagrees with .note.stapsdt: written by hand
+# (docs/note-probekit.md) next to sys/sdt.h sites, as a stale or foreign
+# header could leave it.
+META_NOTE = r"""
+.pushsection .note.probekit,"",@note
+.balign 4
+.4byte 9, 2f-1f, 1
+.asciz "probekit"
+.balign 4
+1:  .byte 1, NARGS
+.2byte 0
+.asciz "meta"
+.asciz "NAME"
+ARGS
+.asciz ""
+2:  .balign 4
+.popsection
+"""
+def meta_entry(name, args):
+    body = "\n".join(f'.byte {kind}, {size}\n.asciz "{an}"\n.asciz "{ty}"' for kind, size, an, ty in args)
+    return META_NOTE.replace("NARGS", str(len(args))).replace("NAME", name).replace("ARGS", body)
+with open(os.path.join(d, "meta.c"), "w") as f:
+    f.write("#include <sys/sdt.h>\n")
+    f.write("__asm__(" + json.dumps(meta_entry("count", [(1, -4, "a", "int"), (2, 8, "b", "unsigned long"), (1, -4, "c", "int")])) + ");\n")
+    f.write("__asm__(" + json.dumps(meta_entry("size", [(1, -4, "n", "int")])) + ");\n")
+    f.write("__asm__(" + json.dumps(meta_entry("agree", [(1, -4, "n", "int")])) + ");\n")
+    f.write("int main(int argc, char **argv) {\n"
+            "  long l = argc; unsigned long u = (unsigned long)argv;\n"
+            "  STAP_PROBE2(meta, count, argc, u);\n"   # 2 arguments; the note says 3
+            "  STAP_PROBE1(meta, size, l);\n"          # -8@; the note says -4@
+            "  STAP_PROBE1(meta, agree, argc);\n"      # -4@, as the note says
+            "  return 0;\n}\n")
+run(["gcc", "-O1", "meta.c", "-o", "meta"], cwd=d, check=True)
+r = run([PROBEKIT, "verify", os.path.join(d, "meta")])
+lines = [l for l in r.stderr.splitlines() if "[metadata]" in l]
+expect(r.returncode == 1, f"verify exits 1 when .note.probekit disagrees with .note.stapsdt ({r.stdout.strip()} {r.stderr.strip()})")
+expect(any("meta:count:" in l and ".note.probekit declares 3 arguments, .note.stapsdt has 2" in l for l in lines),
+       f"verify: a different argument count names the probe and both counts ({lines})")
+expect(any("meta:size:" in l and "argument 1: .note.probekit says -4@, .note.stapsdt says -8@" in l for l in lines),
+       f"verify: a different argument size names the probe, the argument and both sizes ({lines})")
+expect(not any("meta:agree" in l for l in r.stderr.splitlines()), f"verify: an agreeing entry is not flagged ({r.stderr.strip()})")
+r = run([PROBEKIT, "list", "--format", "json", os.path.join(d, "meta")])
+probes = {p["name"]: p for o in json.loads(r.stdout)["objects"] for p in o["probes"]}
+expect(probes.get("count", {}).get("typed") is True and len(probes["count"]["args"]) == 3,
+       f"list shows the hand-written entry's arguments ({r.stdout[:300]})")
+
 finish()
