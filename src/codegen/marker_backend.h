@@ -31,6 +31,9 @@ public:
     // Whether the backend writes .note.probekit (the generator then emits the
     // metadata macros).
     virtual bool writes_metadata() const = 0;
+    // Distinguishes the backends' shared per-arity macros in the header, so
+    // that headers made with different backends can meet in one unit.
+    virtual const char* tag() const = 0;
 };
 
 // probekit's own marker (include/probekit/marker.h, embedded in the header):
@@ -41,6 +44,7 @@ public:
     std::string prelude() const override;
     std::string site(const Site& s) const override;
     bool writes_metadata() const override { return true; }
+    const char* tag() const override { return "N"; }
 };
 
 // <sys/sdt.h> STAP_PROBEn with semaphores: exactly SystemTap's sites. Kept as
@@ -50,6 +54,7 @@ public:
     std::string prelude() const override;
     std::string site(const Site& s) const override;
     bool writes_metadata() const override { return false; }
+    const char* tag() const override { return "S"; }
 };
 
 }  // namespace probekit::codegen

@@ -1,10 +1,12 @@
 #include "codegen/native_header.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "codegen/probekit_note.h"
 #include "codegen/text.h"
 #include "spec/names.h"
+#include "spec/sema.h"
 
 namespace probekit::codegen {
 namespace {
@@ -14,7 +16,7 @@ using spec::ArgKind;
 // Shared by every generated header; guarded so that several generated headers
 // can be included in one translation unit. Versioned so that headers from a
 // newer probekit never pick up an older definition.
-constexpr const char* kHelpers = R"(#ifndef PROBEKIT_GEN_HELPERS_V1
+constexpr const char* kHelpers = R"helpers(#ifndef PROBEKIT_GEN_HELPERS_V1
 #define PROBEKIT_GEN_HELPERS_V1 1
 #ifdef __cplusplus
 extern "C++" {
@@ -67,6 +69,20 @@ template <class T> constexpr int sdt_size() {
 }
 } /* namespace probekit_gen_v1 */
 } /* extern "C++" */
+/* Pieces of each probe's fire(): a check with the spec's words (a builder
+   only in the gated form, the type) that leaves okK for fire() to stop at
+   (one error per mistake, not a cascade), then the conversion to the spec's
+   type. */
+#define PROBEKIT_GEN_V1_CHECK(k, trait, id, arg, macro, expects) \
+  static_assert(G || !::probekit_gen_v1::is_builder<T##k>::value, id ": argument " #k " '" arg \
+                "' is a builder (a callable): builders run only in the gated form " macro "_GATED(...)"); \
+  constexpr bool ok##k = ::probekit_gen_v1::trait<T##k>; \
+  static_assert(ok##k, id ": argument " #k " '" arg "' must be " expects);
+#define PROBEKIT_GEN_V1_ARG(k, convert) \
+  auto &&v##k = ::probekit_gen_v1::value(static_cast<T##k &&>(a##k)); auto c##k = ::probekit_gen_v1::convert(v##k);
+#define PROBEKIT_GEN_V1_AI __attribute__((__always_inline__)) inline
+#define PROBEKIT_GEN_V1_PLAIN(fn) fn::fire<false>
+#define PROBEKIT_GEN_V1_GATED(fn) fn::fire<true>
 #else
 static __inline__ __attribute__((__always_inline__, __unused__)) unsigned int probekit_gen_v1_f32_bits(float f) {
   unsigned int u; __builtin_memcpy(&u, &f, sizeof u); return u;
@@ -74,9 +90,19 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned int pr
 static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long long probekit_gen_v1_f64_bits(double d) {
   unsigned long long u; __builtin_memcpy(&u, &d, sizeof u); return u;
 }
+#define PROBEKIT_GEN_V1_PLAIN(fn) fn
+#define PROBEKIT_GEN_V1_GATED(fn) fn##_slow
 #endif
+/* The gates: per probe, the SDT semaphore (16 bits, bumped by external
+   tracers) and the in-process count beside it, read together as one aligned
+   32-bit word. Weak and hidden: every unit that includes the header defines
+   them, the linker keeps one per probe per linked object, and no extra build
+   step (dtrace -G) is needed. */
+#define PROBEKIT_GEN_V1_GATE(sem) \
+  __attribute__((__weak__, __visibility__("hidden"), __section__(".probes"), __aligned__(4), __used__)) volatile unsigned int sem
+#define PROBEKIT_GEN_V1_ENABLED(sem) (__builtin_expect(sem != 0, 0))
 #endif /* PROBEKIT_GEN_HELPERS_V1 */
-)";
+)helpers";
 
 bool typed(const spec::Probe& p) {
     for (const auto& a : p.args)
@@ -98,159 +124,215 @@ std::string signature(const spec::Probe& p) {
     return s;
 }
 
-std::string numbered(const std::string& prefix, size_t n, const std::string& sep = ", ") {
+std::string numbered(const char* prefix, size_t n, size_t first = 1) {
     std::string s;
-    for (size_t i = 0; i < n; ++i) s += (i ? sep : "") + prefix + std::to_string(i + 1);
+    for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + (prefix + std::to_string(i + first));
     return s;
 }
 
-// The C type of a typed wrapper's parameter.
-std::string c_param_type(const spec::Arg& a) {
-    return a.resolved.kind == ArgKind::Bool ? "_Bool" : a.resolved.c_type;
-}
-
-// What the C wrappers hand the marker for parameter `v`.
-std::string c_marker_value(const spec::Arg& a, const std::string& v) {
-    switch (a.resolved.kind) {
-        case ArgKind::Float: return "probekit_gen_v1_f32_bits(" + v + ")";
-        case ArgKind::Double: return "probekit_gen_v1_f64_bits(" + v + ")";
-        default: return v;
-    }
-}
-
+// What the C++ fire() does with one argument: the trait it must satisfy, the
+// words of the message when it does not, the conversion to the spec's type.
 struct CxxArg {
-    std::string check;    // trait that must hold
-    std::string expects;  // for the message
-    std::string convert;  // expression over `v`
+    const char* check;
+    const char* expects;         // then `detail` in parentheses, if any
+    std::string detail;
+    std::string_view convert;    // ::probekit_gen_v1::<convert>(v)
+    std::string_view convert_to; // template argument of `to`, if any
 };
 
-CxxArg cxx_arg(const spec::Arg& a, const std::string& T, const std::string& v) {
-    const std::string ns = "::probekit_gen_v1::";
+CxxArg cxx_arg(const spec::Arg& a) {
     const auto& r = a.resolved;
     switch (r.kind) {
         case ArgKind::SignedInt:
         case ArgKind::UnsignedInt:
-        case ArgKind::Char:
-            return {ns + "ok_number<" + T + ">", "a number (" + r.c_type + ")", ns + "to<" + r.c_type + ">(" + v + ")"};
-        case ArgKind::Bool: return {ns + "ok_number<" + T + ">", "a bool", ns + "to<bool>(" + v + ")"};
-        case ArgKind::Float: return {ns + "ok_number<" + T + ">", "a number (float)", ns + "f32_bits(" + v + ")"};
-        case ArgKind::Double: return {ns + "ok_number<" + T + ">", "a number (double)", ns + "f64_bits(" + v + ")"};
-        case ArgKind::Pointer:
-            return {ns + "ok_pointer<" + T + ">", "a pointer (" + a.type.spelling() + ")", ns + "to_pointer(" + v + ")"};
+        case ArgKind::Char: return {"ok_number", "a number", r.c_type, "to", r.c_type};
+        case ArgKind::Bool: return {"ok_number", "a bool", "", "to", "bool"};
+        case ArgKind::Float: return {"ok_number", "a number", "float", "f32_bits", ""};
+        case ArgKind::Double: return {"ok_number", "a number", "double", "f64_bits", ""};
+        case ArgKind::Pointer: return {"ok_pointer", "a pointer", a.type.spelling(), "to_pointer", ""};
         case ArgKind::String:
-            return {ns + "ok_string<" + T + ">", "a NUL-terminated string (const char * or an object with c_str())",
-                    ns + "to_string(" + v + ")"};
-        case ArgKind::Opaque:
-            return {ns + "ok_any<" + T + ">", "a scalar of at most 8 bytes (" + a.type.spelling() + " is untyped)",
-                    ns + "any(" + v + ")"};
+            return {"ok_string", "a NUL-terminated string", "const char * or an object with c_str()", "to_string", ""};
+        case ArgKind::Opaque: return {"ok_any", "a scalar of at most 8 bytes", a.type.spelling() + " is untyped", "any", ""};
     }
     return {};
 }
 
-struct ProbeNames {
-    std::string macro, sem, fn, id, meta;
+// The C type of a typed wrapper's parameter, and the function (if any) that
+// turns it into what the marker takes.
+std::string_view c_param_type(const spec::Arg& a) {
+    if (a.resolved.kind == ArgKind::Bool) return "_Bool";
+    return a.resolved.c_type;
+}
+const char* c_convert(const spec::Arg& a) {
+    switch (a.resolved.kind) {
+        case ArgKind::Float: return "probekit_gen_v1_f32_bits";
+        case ArgKind::Double: return "probekit_gen_v1_f64_bits";
+        default: return "";
+    }
+}
+
+// Everything that places a site is written once per arity, as macros over
+// the provider and probe names, so that a probe costs the header a few short
+// lines whatever its arity. The names carry the backend's tag and are
+// guarded: several generated headers may meet in one unit. The per-arity
+// parameter lists that every probe repeats are made here once.
+class ArityMacros {
+public:
+    explicit ArityMacros(const MarkerBackend& marker) : marker_(marker) {
+        for (size_t n = 0; n <= spec::kMaxProbeArgs; ++n) {
+            auto& t = text_[n];
+            t.slow = name("SLOW", n);
+            t.fire = name("FIRE", n);
+            t.c_functions = name("C", n);
+            t.params = numbered("arg", n);
+            t.cxx_tparams = "bool G";
+            for (size_t i = 1; i <= n; ++i) {
+                const std::string k = std::to_string(i);
+                t.cxx_tparams += ", class T" + k;
+                t.cxx_fparams += (i > 1 ? ", T" : "T") + k + " &&a" + k;
+                t.all_ok += (i > 1 ? " && ok" : "ok") + k;
+            }
+            if (n == 0) t.all_ok = "true";
+        }
+    }
+
+    struct Text_ {
+        std::string slow, fire, c_functions;  // the macros' names
+        std::string params;                   // "arg1, arg2"
+        std::string cxx_tparams;              // "bool G, class T1, class T2"
+        std::string cxx_fparams;              // "T1 &&a1, T2 &&a2"
+        std::string all_ok;                   // "ok1 && ok2"
+    };
+    const Text_& operator[](size_t n) const { return text_[n]; }
+
+    void define(Text& out, size_t n) const {
+        const std::string meta = marker_.writes_metadata() ? "PROBEKIT_META_##prov##_##name" : "";
+        out.line("#ifndef ", text_[n].fire);
+        // C++: the out-of-line site that the gated form calls (a call has
+        // retired the caller's red zone, so its attach point can be a 5-byte
+        // NOP; hidden, so two shared objects never bind each other's copies),
+        // and the tail of fire(): that call, or an inline site.
+        std::vector<SiteArg> by_type, by_value, c_args;
+        std::string tparams, cparams, c_params = n ? "" : "void", c_macro_params;
+        for (size_t i = 1; i <= n; ++i) {
+            const std::string k = std::to_string(i);
+            by_type.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
+            by_value.push_back({"c" + k, "::probekit_gen_v1::sdt_size<decltype(c" + k + ")>()"});
+            const std::string v = "f" + k + "(probekit_arg" + k + ")";
+            c_args.push_back({v, "PROBEKIT_ARGSIZE(" + v + ")"});
+            tparams += (i > 1 ? ", class C" : "class C") + k;
+            cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
+            c_params += (i > 1 ? ", t" : "t") + k + " probekit_arg" + k;
+            c_macro_params += ", t" + k + ", f" + k;
+        }
+        out.line("#define ", text_[n].slow, "(prov, name) ", n ? "template <" + tparams + "> " : "",
+                 "static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(", cparams, ") { \\");
+        out.line("  ", marker_.site({"prov", "name", true, meta, by_type}), "; }");
+        out.line("#define ", text_[n].fire, "(G, prov, name) if constexpr (G) slow(", numbered("c", n), "); else \\");
+        out.line("  ", marker_.site({"prov", "name", false, meta, by_value}), ";");
+        // C: an always-inline function with the spec's parameter types (the
+        // compiler converts and warns as for any call), and the out-of-line
+        // one for the gated form: `inline` so that a unit that never calls it
+        // emits nothing (gcc -O0 would, notes included), `noinline` so that
+        // it stays a call.
+        out.line("#define ", text_[n].c_functions, "(prov, name", c_macro_params, ") \\");
+        out.line("  static __inline__ __attribute__((__always_inline__, __unused__)) void probekit_##prov##_##name(", c_params, ") { \\");
+        out.line("    ", marker_.site({"prov", "name", false, meta, c_args}), "; } \\");
+        out.line("  static __inline__ __attribute__((__noinline__, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
+        out.line("    ", marker_.site({"prov", "name", true, meta, c_args}), "; }");
+        out.line("#endif");
+    }
+
+private:
+    std::string name(const char* what, size_t n) const {
+        return std::string("PROBEKIT_GEN_V1_") + marker_.tag() + "_" + what + std::to_string(n);
+    }
+    const MarkerBackend& marker_;
+    Text_ text_[spec::kMaxProbeArgs + 1];
 };
 
-Site make_site(const spec::Provider& prov, const spec::Probe& p, const ProbeNames& names, bool by_call,
-               const std::vector<SiteArg>& args) {
-    return Site{prov.name, p.name, by_call, names.meta, args};
+struct ProbeNames {
+    std::string macro, sem, fn, id;
+};
+
+ProbeNames names_of(const spec::Provider& prov, const spec::Probe& p) {
+    return {spec::macro_name(prov.name, p.name), spec::semaphore_name(prov.name, p.name),
+            spec::internal_name(prov.name, p.name), prov.name + ":" + p.name};
 }
 
-void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm, const MarkerBackend& marker) {
-    const size_t n = p.args.size();
-    const std::string params = numbered("arg", n);
-    // The out-of-line site that the gated form calls: a call has already
-    // retired the caller's red zone, so its attach point can be a 5-byte NOP.
-    // Hidden, so that two shared objects with the same provider never bind
-    // each other's copies.
-    std::vector<SiteArg> slow_args;
-    std::string ctparams, cparams;
-    for (size_t i = 0; i < n; ++i) {
-        const std::string k = std::to_string(i + 1);
-        ctparams += (i ? ", " : "") + std::string("class C") + k;
-        cparams += (i ? ", " : "") + std::string("C") + k + " c" + k;
-        slow_args.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
+// The probe's comment, metadata, _ENABLED() and, when both languages share
+// them, its macros.
+void emit_common(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm,
+                 const MarkerBackend& marker, const ArityMacros& am) {
+    out.line("/* ", prov.name, ":", spec::display_name(p.name), "(", comment_safe(signature(p)), ")");
+    if (!p.doc.empty())
+        for (const auto& l : split_lines(p.doc)) out.line(" * ", comment_safe(l));
+    out.line(" */");
+    if (marker.writes_metadata()) {
+        out.raw("#define PROBEKIT_META_", prov.name, "_", p.name, " ");
+        probekit_note_entry(out, prov.name, p);
+        out.line();
     }
-    out.line("extern \"C++\" struct " + nm.fn + " {");
-    if (n > 0) out.line("  template <" + ctparams + ">");
-    out.line("  static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(" + cparams + ") {");
-    out.line("    " + marker.site(make_site(prov, p, nm, true, slow_args)) + ";");
-    out.line("  }");
+    out.line("#define ", nm.macro, "_ENABLED() PROBEKIT_GEN_V1_ENABLED(", nm.sem, ")");
+    if (!typed(p)) return;  // the C form is a macro of its own: emit_c_untyped()
+    const std::string& params = am[p.args.size()].params;
+    out.line("#define ", nm.macro, "(", params, ") PROBEKIT_GEN_V1_PLAIN(", nm.fn, ")(", params, ")");
+    out.line("#define ", nm.macro, "_GATED(", params, ") do { if (", nm.macro, "_ENABLED()) PROBEKIT_GEN_V1_GATED(", nm.fn,
+             ")(", params, "); } while (0)");
+}
 
-    // The inline form: checks each argument against the spec with a readable
-    // static_assert, runs builders (reachable only through the gated form),
-    // converts to the spec's type, then places the site or calls `slow`.
-    std::string tparams = "bool Gated", fparams;
+// C++: fire<Gated>() checks each argument against the spec with a readable
+// static_assert, runs builders (reachable only through the gated form),
+// converts to the spec's type, then places the site or calls slow().
+void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm, const ArityMacros& am) {
+    const size_t n = std::min(p.args.size(), spec::kMaxProbeArgs);  // sema refuses more
+    const auto& at = am[n];
+    out.line("struct ", nm.fn, " { ", at.slow, "(", prov.name, ", ", p.name, ")");
+    out.line("  template <", at.cxx_tparams, "> static PROBEKIT_GEN_V1_AI void fire(", at.cxx_fparams, ") {");
+    CxxArg args[spec::kMaxProbeArgs];
     for (size_t i = 0; i < n; ++i) {
-        tparams += ", class T" + std::to_string(i + 1);
-        fparams += (i ? ", " : "") + std::string("T") + std::to_string(i + 1) + " &&a" + std::to_string(i + 1);
+        const spec::Arg& a = p.args[i];
+        const CxxArg& c = args[i] = cxx_arg(a);
+        const std::string type = a.type.spelling();
+        out.raw("    PROBEKIT_GEN_V1_CHECK(", i + 1, ", ", c.check, ", \"", CEscaped{nm.id}, "\", \"");
+        if (a.name.empty()) out.raw("arg", i + 1);
+        else out.raw(CEscaped{a.name});
+        out.raw("\", \"", nm.macro, "\", \"", c.expects);
+        if (!c.detail.empty()) out.raw(" (", CEscaped{c.detail}, ")");
+        out.raw("; the spec declares '", CEscaped{type});
+        if (!a.name.empty()) out.raw(" ", CEscaped{a.name});
+        out.line("'\")");
     }
-    out.line("  template <" + tparams + ">");
-    out.line("  static __attribute__((__always_inline__)) inline void fire(" + fparams + ") {");
-    std::string all_ok = "true";
-    std::vector<SiteArg> inline_args;
-    std::vector<std::string> conversions;
+    out.raw("    if constexpr (", at.all_ok, ") { ");
     for (size_t i = 0; i < n; ++i) {
-        const std::string k = std::to_string(i + 1);
-        const std::string T = "T" + k;
-        CxxArg c = cxx_arg(p.args[i], T, "v" + k);
-        const std::string what = nm.id + ": argument " + k + " '" + arg_label(p.args[i], i) + "'";
-        out.line("    static_assert(Gated || !::probekit_gen_v1::is_builder<" + T + ">::value, \"" +
-                 c_escape(what + " is a builder (a callable): builders run only in the gated form " + nm.macro + "_GATED(...)") + "\");");
-        out.line("    static_assert(" + c.check + ", \"" +
-                 c_escape(what + " must be " + c.expects + "; the spec declares '" + declared(p.args[i]) + "'") + "\");");
-        all_ok += " && " + c.check;
-        conversions.push_back(c.convert);
-        inline_args.push_back({"c" + k, "::probekit_gen_v1::sdt_size<decltype(c" + k + ")>()"});
+        const CxxArg& c = args[i];
+        out.raw("PROBEKIT_GEN_V1_ARG(", i + 1, ", ", c.convert);
+        if (!c.convert_to.empty()) out.raw("<", c.convert_to, ">");
+        out.raw(") ");
     }
-    out.line("    if constexpr (" + all_ok + ") {");
-    for (size_t i = 0; i < n; ++i) {
-        const std::string k = std::to_string(i + 1);
-        out.line("      auto &&v" + k + " = ::probekit_gen_v1::value(static_cast<T" + k + " &&>(a" + k + "));");
-        out.line("      auto c" + k + " = " + conversions[i] + ";");
-    }
-    out.line("      if constexpr (Gated) slow(" + numbered("c", n) + ");");
-    out.line("      else " + marker.site(make_site(prov, p, nm, false, inline_args)) + ";");
-    out.line("    }");
+    out.line(at.fire, "(G, ", prov.name, ", ", p.name, ") }");
     out.line("  }");
     out.line("};");
-    out.line("#define " + nm.macro + "(" + params + ") " + nm.fn + "::fire<false>(" + params + ")");
-    out.line("#define " + nm.macro + "_GATED(" + params + ") do { if (" + nm.macro + "_ENABLED()) " + nm.fn + "::fire<true>(" + params + "); } while (0)");
+    if (!typed(p)) {
+        const std::string& params = at.params;
+        out.line("#define ", nm.macro, "(", params, ") ", nm.fn, "::fire<false>(", params, ")");
+        out.line("#define ", nm.macro, "_GATED(", params, ") do { if (", nm.macro, "_ENABLED()) ", nm.fn, "::fire<true>(",
+                 params, "); } while (0)");
+    }
 }
 
-void emit_c(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm, const MarkerBackend& marker) {
+void emit_c_typed(Text& out, const spec::Provider& prov, const spec::Probe& p, const ArityMacros& am) {
+    out.raw(am[p.args.size()].c_functions, "(", prov.name, ", ", p.name);
+    for (const auto& a : p.args) out.raw(", ", c_param_type(a), ", ", c_convert(a));
+    out.line(")");
+}
+
+// Some argument types are unknown to probekit: untyped, as sys/sdt.h, and
+// always inline (no function can take them). A struct by value is a compile
+// error that says so.
+void emit_c_untyped(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm,
+                    const MarkerBackend& marker) {
     const size_t n = p.args.size();
-    const std::string params = numbered("arg", n);
-    if (typed(p)) {
-        // Always-inline and out-of-line functions with the spec's parameter
-        // types, so the compiler converts (and warns) exactly as for any C call.
-        std::string cparams = n == 0 ? "void" : "";
-        std::vector<SiteArg> args;
-        for (size_t i = 0; i < n; ++i) {
-            const std::string v = "probekit_arg" + std::to_string(i + 1);
-            cparams += (i ? ", " : "") + c_param_type(p.args[i]) + " " + v;
-            const std::string value = c_marker_value(p.args[i], v);
-            args.push_back({value, "PROBEKIT_ARGSIZE(" + value + ")"});
-        }
-        out.line("static __inline__ __attribute__((__always_inline__, __unused__)) void " + nm.fn + "(" + cparams + ") {");
-        out.line("  " + marker.site(make_site(prov, p, nm, false, args)) + ";");
-        out.line("}");
-        // `inline` so that a unit that never uses it emits nothing (gcc -O0
-        // emits unused static functions, notes included); `noinline` so that
-        // it stays a real call. gcc warns about the pair: hence the pragmas.
-        out.line("#pragma GCC diagnostic push");
-        out.line("#pragma GCC diagnostic ignored \"-Wattributes\"");
-        out.line("static __inline__ __attribute__((__noinline__, __unused__)) void " + nm.fn + "_slow(" + cparams + ") {");
-        out.line("  " + marker.site(make_site(prov, p, nm, true, args)) + ";");
-        out.line("}");
-        out.line("#pragma GCC diagnostic pop");
-        out.line("#define " + nm.macro + "(" + params + ") " + nm.fn + "(" + params + ")");
-        out.line("#define " + nm.macro + "_GATED(" + params + ") do { if (" + nm.macro + "_ENABLED()) " + nm.fn + "_slow(" + params + "); } while (0)");
-        return;
-    }
-    // Some argument types are unknown to probekit: untyped, as sys/sdt.h, and
-    // always inline (no function can take them). A struct by value is a
-    // compile error that says so.
     std::vector<SiteArg> args;
     std::string checks;
     for (size_t i = 0; i < n; ++i) {
@@ -261,49 +343,19 @@ void emit_c(Text& out, const spec::Provider& prov, const spec::Probe& p, const P
                   c_escape(nm.id + ": argument " + std::to_string(i + 1) + " '" + arg_label(p.args[i], i) +
                            "' must be a scalar of at most 8 bytes") + "\"); ";
     }
-    const std::string site = marker.site(make_site(prov, p, nm, false, args));
-    out.line("#define " + nm.macro + "(" + params + ") do { " + checks + site + "; } while (0)");
-    out.line("#define " + nm.macro + "_GATED(" + params + ") do { " + checks + "if (" + nm.macro + "_ENABLED()) " + site + "; } while (0)");
+    const std::string meta = marker.writes_metadata() ? spec::meta_macro_name(prov.name, p.name) : "";
+    const std::string site = marker.site({prov.name, p.name, false, meta, args});
+    const std::string params = numbered("arg", n);
+    out.line("#define ", nm.macro, "(", params, ") do { ", checks, site, "; } while (0)");
+    out.line("#define ", nm.macro, "_GATED(", params, ") do { ", checks, "if (", nm.macro, "_ENABLED()) ", site, "; } while (0)");
 }
 
-void emit_probe(Text& out, const spec::Provider& prov, const spec::Probe& p, const MarkerBackend& marker) {
-    ProbeNames nm;
-    nm.macro = spec::macro_name(prov.name, p.name);
-    nm.sem = spec::semaphore_name(prov.name, p.name);
-    nm.fn = spec::internal_name(prov.name, p.name);
-    nm.id = prov.name + ":" + p.name;
-
-    out.line("/* " + prov.name + ":" + spec::display_name(p.name) + "(" + signature(p) + ")");
-    if (!p.doc.empty()) {
-        for (const auto& l : split_lines(p.doc)) out.line(" * " + comment_safe(l));
-    }
-    out.line(" */");
-    if (marker.writes_metadata()) {
-        nm.meta = spec::meta_macro_name(prov.name, p.name);
-        out.line("#define " + nm.meta + " \"" + c_escape(probekit_note_asm(prov.name, p)) + "\"");
-    }
-    out.line("#define " + nm.macro + "_ENABLED() (__builtin_expect(" + nm.sem + " != 0, 0))");
-    out.line("#ifdef __cplusplus");
-    emit_cxx(out, prov, p, nm, marker);
-    out.line("#else");
-    emit_c(out, prov, p, nm, marker);
-    out.line("#endif");
-    out.line("");
-}
-
-// The gates: per probe, the SDT semaphore (16 bits, bumped by external
-// tracers) and the in-process count beside it, read together as one aligned
-// 32-bit word. Weak and hidden: every translation unit that includes the
-// header defines them, the linker keeps one per probe per linked object, and
-// no extra build step (dtrace -G) is needed.
 void emit_gates(Text& out, const spec::Spec& spec) {
     out.line("#ifdef __cplusplus");
     out.line("extern \"C\" {");
     out.line("#endif");
     for (const auto& prov : spec.providers)
-        for (const auto& p : prov.probes)
-            out.line("__attribute__((__weak__, __visibility__(\"hidden\"), __section__(\".probes\"), __aligned__(4), __used__)) volatile unsigned int " +
-                     spec::semaphore_name(prov.name, p.name) + ";");
+        for (const auto& p : prov.probes) out.line("PROBEKIT_GEN_V1_GATE(", spec::semaphore_name(prov.name, p.name), ");");
     out.line("#ifdef __cplusplus");
     out.line("}");
     out.line("#endif");
@@ -333,12 +385,20 @@ std::string guard_from_path(const std::string& path) {
     return g + "_guard";
 }
 
-std::string native_header(const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options) {
-    Text out;
+namespace {
+
+void emit_header(Text& out, const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options) {
+    size_t probes = 0;
+    bool arity_used[spec::kMaxProbeArgs + 1] = {};
+    for (const auto& prov : spec.providers) {
+        probes += prov.probes.size();
+        for (const auto& p : prov.probes) arity_used[std::min(p.args.size(), spec::kMaxProbeArgs)] = true;
+    }
     const std::string guard = options.guard.empty() ? guard_from_path(spec.path + ".h") : options.guard;
-    out.line("/* Generated by probekit compile from " + comment_safe(options.source_name.empty() ? spec.path : options.source_name) + ". Do not edit. */");
-    out.line("#ifndef " + guard);
-    out.line("#define " + guard + " 1");
+    out.line("/* Generated by probekit compile from ", comment_safe(options.source_name.empty() ? spec.path : options.source_name),
+             ". Do not edit. */");
+    out.line("#ifndef ", guard);
+    out.line("#define ", guard, " 1");
     out.line("");
     // C++ linkage for what is included, so the header may itself be included
     // inside extern "C" { } as C headers often are.
@@ -355,12 +415,55 @@ std::string native_header(const spec::Spec& spec, const MarkerBackend& marker, c
     out.line("#endif");
     out.line("");
     out.raw(kHelpers);
+    if (marker.writes_metadata()) out.raw(probekit_note_macros());
+    const ArityMacros arity(marker);
+    for (size_t n = 0; n <= spec::kMaxProbeArgs; ++n)
+        if (arity_used[n]) arity.define(out, n);
     out.line("");
     emit_gates(out, spec);
+    std::vector<ProbeNames> names;
+    names.reserve(probes);
     for (const auto& prov : spec.providers)
-        for (const auto& p : prov.probes) emit_probe(out, prov, p, marker);
-    out.line("#endif /* " + guard + " */");
-    return out.str();
+        for (const auto& p : prov.probes) {
+            names.push_back(names_of(prov, p));
+            emit_common(out, prov, p, names.back(), marker, arity);
+        }
+    out.line("");
+    out.line("#ifdef __cplusplus");
+    out.line("extern \"C++\" {");
+    const ProbeNames* nm = names.data();
+    for (const auto& prov : spec.providers)
+        for (const auto& p : prov.probes) emit_cxx(out, prov, p, *nm++, arity);
+    out.line("} /* extern \"C++\" */");
+    out.line("#else");
+    out.line("#pragma GCC diagnostic push");
+    out.line("#pragma GCC diagnostic ignored \"-Wattributes\" /* inline and noinline: see the C functions above */");
+    nm = names.data();
+    for (const auto& prov : spec.providers)
+        for (const auto& p : prov.probes) {
+            if (typed(p)) emit_c_typed(out, prov, p, arity);
+            else emit_c_untyped(out, prov, p, *nm, marker);
+            ++nm;
+        }
+    out.line("#pragma GCC diagnostic pop");
+    out.line("#endif");
+    out.line("");
+    out.line("#endif /* ", guard, " */");
+}
+
+}  // namespace
+
+std::string native_header(const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options) {
+    Text out;
+    emit_header(out, spec, marker, options);
+    return out.take();
+}
+
+void write_native_header(const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options,
+                         const std::function<void(std::string_view)>& sink) {
+    Text out(sink);
+    emit_header(out, spec, marker, options);
+    out.flush();
 }
 
 }  // namespace probekit::codegen

@@ -1,14 +1,23 @@
 #include "codegen/probekit_note.h"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "codegen/text.h"
 
 namespace probekit::codegen {
 namespace {
 
-// A gas string literal, then escaped for an extended-asm template: '%' and
-// the x86 dialect braces are special there.
-std::string asm_string(const std::string& s) {
-    std::string out = "\"";
+// The inside of a gas string literal, escaped for an extended-asm template:
+// '%' and the x86 dialect braces are special there.
+bool asm_plain(const std::string& s) {
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '%' && c != '{' && c != '|' && c != '}';
+    });
+}
+
+std::string asm_text(const std::string& s) {
+    std::string out;
     for (unsigned char c : s) {
         if (c == '"' || c == '\\') {
             out += '\\';
@@ -24,7 +33,7 @@ std::string asm_string(const std::string& s) {
             out += static_cast<char>(c);
         }
     }
-    return out + "\"";
+    return out;
 }
 
 }  // namespace
@@ -44,30 +53,38 @@ uint8_t note_kind(spec::ArgKind k) {
     return 0;
 }
 
-std::string probekit_note_asm(const std::string& provider, const spec::Probe& probe) {
-    const std::string id = provider + "." + probe.name;
-    std::string a;
-    a += ".ifndef .Lprobekit_meta." + id + "\n";
-    a += ".set .Lprobekit_meta." + id + ", 1\n";
-    a += ".pushsection .note.probekit,\"G\",\"note\",probekit.meta." + id + ",comdat\n";
-    a += ".balign 4\n";
-    a += ".4byte 996f-995f, 998f-997f, " + std::to_string(kNoteTypeProbe) + "\n";
-    a += "995: .asciz \"probekit\"\n";
-    a += "996: .balign 4\n";
-    a += "997: .byte " + std::to_string(kNoteVersion) + ", " + std::to_string(probe.args.size()) + ", 0, 0\n";
-    a += ".asciz " + asm_string(provider) + "\n";
-    a += ".asciz " + asm_string(probe.name) + "\n";
+std::string probekit_note_macros() {
+    const std::string type = std::to_string(kNoteTypeProbe), version = std::to_string(kNoteVersion);
+    return "#ifndef PROBEKIT_GEN_V1_META\n"
+           "#define PROBEKIT_GEN_V1_META(prov, name, nargs, args, doc) \\\n"
+           "  \".ifndef .Lprobekit_meta.\" #prov \".\" #name \"\\n.set .Lprobekit_meta.\" #prov \".\" #name \", 1\\n\" \\\n"
+           "  \".pushsection .note.probekit,\\\"G\\\",\\\"note\\\",probekit.meta.\" #prov \".\" #name \",comdat\\n.balign 4\\n\" \\\n"
+           "  \".4byte 996f-995f, 998f-997f, " + type + "\\n995: .asciz \\\"probekit\\\"\\n996: .balign 4\\n\" \\\n"
+           "  \"997: .byte " + version + ", \" #nargs \", 0, 0\\n.asciz \\\"\" #prov \"\\\"\\n.asciz \\\"\" #name \"\\\"\\n\" \\\n"
+           "  args \".asciz \\\"\" doc \"\\\"\\n998: .balign 4\\n.popsection\\n.endif\\n\"\n"
+           "#define PROBEKIT_GEN_V1_META_ARG(kind, k, name, type) \\\n"
+           "  \".byte \" #kind \", %c[s\" #k \"]\\n.asciz \\\"\" name \"\\\"\\n.asciz \\\"\" type \"\\\"\\n\"\n"
+           "#endif\n";
+}
+
+void probekit_note_entry(Text& out, const std::string& provider, const spec::Probe& probe) {
+    // A string goes through two languages: the assembler's, then C's.
+    auto text = [&](const std::string& s) {
+        if (asm_plain(s)) out.raw('"', CEscaped{s}, '"');  // nearly always
+        else out.raw('"', CEscaped{asm_text(s)}, '"');
+    };
+    out.raw("PROBEKIT_GEN_V1_META(", provider, ", ", probe.name, ", ", probe.args.size(), ", ");
     for (size_t i = 0; i < probe.args.size(); ++i) {
         const auto& arg = probe.args[i];
-        a += ".byte " + std::to_string(note_kind(arg.resolved.kind)) + ", %c[s" + std::to_string(i) + "]\n";
-        a += ".asciz " + asm_string(arg.name) + "\n";
-        a += ".asciz " + asm_string(arg.type.spelling()) + "\n";
+        out.raw("PROBEKIT_GEN_V1_META_ARG(", size_t{note_kind(arg.resolved.kind)}, ", ", i, ", ");
+        text(arg.name);
+        out.raw(", ");
+        text(arg.type.spelling());
+        out.raw(") ");
     }
-    a += ".asciz " + asm_string(probe.doc) + "\n";
-    a += "998: .balign 4\n";
-    a += ".popsection\n";
-    a += ".endif\n";
-    return a;
+    out.raw(", ");
+    text(probe.doc);
+    out.raw(")");
 }
 
 }  // namespace probekit::codegen

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/text.h"
 #include "spec/ast.h"
 
 namespace probekit::codegen {
@@ -26,8 +27,12 @@ inline constexpr uint8_t kNoteVersion = 1;
 // The kind byte of each argument.
 uint8_t note_kind(spec::ArgKind k);
 
-// The asm template text (for an extended asm whose operands s0..sN-1 are the
-// arguments' sdt sizes), already escaped for use inside an asm template.
-std::string probekit_note_asm(const std::string& provider, const spec::Probe& probe);
+// The C macros that spell a probe's entry as an asm template (for an extended
+// asm whose operands s0..sN-1 are the arguments' sdt sizes): emitted once per
+// header, guarded, so each probe's entry is a short macro call.
+std::string probekit_note_macros();
+
+// Writes a C expression (string literals) for one probe's entry, using those macros.
+void probekit_note_entry(Text& out, const std::string& provider, const spec::Probe& probe);
 
 }  // namespace probekit::codegen

@@ -1,5 +1,6 @@
 #include "codegen/text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace probekit::codegen {
@@ -17,6 +18,7 @@ std::vector<std::string> split_lines(const std::string& s) {
 }
 
 std::string comment_safe(const std::string& s) {
+    if (s.find("*/") == std::string::npos && s.find("/*") == std::string::npos) return s;
     std::string out;
     for (size_t i = 0; i < s.size(); ++i) {
         out += s[i];
@@ -26,8 +28,15 @@ std::string comment_safe(const std::string& s) {
     return out;
 }
 
-std::string c_escape(const std::string& s) {
-    std::string out;
+namespace {
+
+bool c_plain(unsigned char c) { return c >= 0x20 && c != 0x7f && c != '"' && c != '\\' && c != '?'; }
+
+void c_escape_to(std::string& out, std::string_view s) {
+    if (std::all_of(s.begin(), s.end(), c_plain)) {  // nearly always
+        out.append(s);
+        return;
+    }
     for (unsigned char c : s) {
         if (c == '"' || c == '\\' || c == '?') {  // '?': no trigraphs in C11
             out += '\\';
@@ -40,6 +49,24 @@ std::string c_escape(const std::string& s) {
             out += static_cast<char>(c);
         }
     }
+}
+
+}  // namespace
+
+void Text::put(CEscaped e) { c_escape_to(buf_, e.text); }
+
+std::string c_escape(const std::string& s) {
+    std::string out;
+    c_escape_to(out, s);
+    return out;
+}
+
+std::string c_string(const std::string& s) {
+    std::string out;
+    out.reserve(s.size() + 2);
+    out += '"';
+    out += c_escape(s);
+    out += '"';
     return out;
 }
 

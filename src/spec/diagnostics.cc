@@ -3,7 +3,7 @@
 namespace probekit::spec {
 
 std::string Diagnostic::format() const {
-    std::string out = loc.file.empty() ? std::string("<input>") : loc.file;
+    std::string out = loc.file.empty() ? std::string("<input>") : loc.file.str();
     if (loc.line > 0) {
         out += ':' + std::to_string(loc.line);
         if (loc.col > 0) out += ':' + std::to_string(loc.col);

@@ -3,13 +3,33 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace probekit::spec {
 
+// A file name shared by every location in that file: a spec has tens of
+// thousands of tokens and AST nodes, and a long path copied into each was a
+// large part of the time to load it.
+class FileName {
+public:
+    FileName() = default;
+    FileName(std::string name) : name_(std::make_shared<const std::string>(std::move(name))) {}
+    FileName(const char* name) : FileName(std::string(name)) {}
+    const std::string& str() const { return name_ ? *name_ : kNone; }
+    operator const std::string&() const { return str(); }
+    bool empty() const { return str().empty(); }
+    friend bool operator==(const FileName& a, std::string_view b) { return a.str() == b; }
+
+private:
+    static inline const std::string kNone;
+    std::shared_ptr<const std::string> name_;
+};
+
 struct Location {
-    std::string file;
+    FileName file;
     uint32_t line = 0;
     uint32_t col = 0;
 };

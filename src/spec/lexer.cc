@@ -1,5 +1,6 @@
 #include "spec/lexer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -16,6 +17,7 @@ public:
 
     std::vector<Token> run() {
         std::vector<Token> out;
+        out.reserve(src_.size() / 6);  // about one token per 6 bytes of spec text
         bool at_line_start = true;
         while (pos_ < src_.size()) {
             char c = src_[pos_];
@@ -46,18 +48,18 @@ public:
                 continue;
             }
             if (c == '/' && peek(1) == '/') {
-                while (pos_ < src_.size() && src_[pos_] != '\n') advance();
+                pos_ = std::min(src_.find('\n', pos_), src_.size());
                 continue;
             }
             if (ident_start(c)) {
                 size_t start = pos_;
-                while (pos_ < src_.size() && ident_char(src_[pos_])) advance();
+                while (pos_ < src_.size() && ident_char(src_[pos_])) ++pos_;
                 out.push_back({TokenKind::Ident, std::string(src_.substr(start, pos_ - start)), loc});
                 continue;
             }
             if (std::isdigit(static_cast<unsigned char>(c))) {
                 size_t start = pos_;
-                while (pos_ < src_.size() && (ident_char(src_[pos_]) || src_[pos_] == '.')) advance();
+                while (pos_ < src_.size() && (ident_char(src_[pos_]) || src_[pos_] == '.')) ++pos_;
                 out.push_back({TokenKind::Number, std::string(src_.substr(start, pos_ - start)), loc});
                 continue;
             }
@@ -96,14 +98,13 @@ private:
     void advance() {
         if (src_[pos_] == '\n') {
             ++line_;
-            col_ = 1;
-        } else {
-            ++col_;
+            line_start_ = pos_ + 1;
         }
         ++pos_;
     }
 
-    Location here() const { return {file_, line_, col_}; }
+    // Columns count bytes from the start of the line, as compilers do.
+    Location here() const { return {file_, line_, static_cast<uint32_t>(pos_ - line_start_ + 1)}; }
 
     // Reads from '#' to the end of the logical line (backslash-newline joins).
     std::string directive_text() {
@@ -158,18 +159,16 @@ private:
     }
 
     bool block_comment(std::string& body) {
-        advance();
-        advance();
-        while (pos_ < src_.size()) {
-            if (src_[pos_] == '*' && peek(1) == '/') {
-                advance();
-                advance();
-                return true;
-            }
-            body += src_[pos_];
-            advance();
+        const size_t start = pos_ + 2;
+        const size_t end = src_.find("*/", start);
+        const size_t stop = end == std::string_view::npos ? src_.size() : end;
+        body.assign(src_.substr(start, stop - start));
+        for (size_t i = body.find('\n'); i != std::string::npos; i = body.find('\n', i + 1)) {
+            ++line_;
+            line_start_ = start + i + 1;
         }
-        return false;
+        pos_ = end == std::string_view::npos ? src_.size() : end + 2;
+        return end != std::string_view::npos;
     }
 
     bool quoted(char q, std::string& text) {
@@ -191,11 +190,11 @@ private:
     }
 
     std::string_view src_;
-    std::string file_;
+    FileName file_;
     Diagnostics& diags_;
     size_t pos_ = 0;
     uint32_t line_ = 1;
-    uint32_t col_ = 1;
+    size_t line_start_ = 0;
 };
 
 }  // namespace

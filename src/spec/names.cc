@@ -42,6 +42,7 @@ bool is_reserved_name(const std::string& name) {
     static const char* const prefixes[] = {"PROBEKIT_SITE", "PROBEKIT_NOP", "PROBEKIT_ASM_", "PROBEKIT_META_",
                                            "PROBEKIT_GEN_", "PROBEKIT_ARGSIZE", "PROBEKIT_ITYPE_", "PROBEKIT_NATIVE_MARKER",
                                            "PROBEKIT_MARKER_", "PROBEKIT_USE_SYS_SDT", "probekit_gen_v1"};
+    if (name.rfind("PROBEKIT_", 0) != 0 && name.rfind("probekit_gen_v1", 0) != 0) return false;
     for (const char* p : prefixes)
         if (name.rfind(p, 0) == 0) return true;
     return false;

@@ -106,9 +106,12 @@ private:
         diags_.error(loc, msg);
         throw ParseAbort{};
     }
-    void expect_punct(char c, const std::string& context) {
+    // `context` (a callable giving the words after "expected 'c' ") is only
+    // called on failure: this runs for every probe of large specs.
+    template <class Context>
+    void expect_punct(char c, const Context& context) {
         const Token& t = peek();
-        if (!t.punct(c)) fail(t.loc, std::string("expected '") + c + "' " + context + ", found " + describe(t));
+        if (!t.punct(c)) fail(t.loc, std::string("expected '") + c + "' " + context() + ", found " + describe(t));
         next();
     }
 
@@ -163,15 +166,15 @@ private:
     }
 
     // ---- declarations ----
-    std::string ident(const std::string& what) {
+    std::string ident(std::string_view what) {
         const Token& t = peek();
-        if (t.kind != TokenKind::Ident) fail(t.loc, "expected " + what + ", found " + describe(t));
+        if (t.kind != TokenKind::Ident) fail(t.loc, "expected " + std::string(what) + ", found " + describe(t));
         std::string name = t.text;
         next();
         const Token& after = toks_[pos_];
         if (after.kind == TokenKind::Punct && (after.text == "-" || after.text == "." || after.text == "$") &&
             after.loc.line == t.loc.line && after.loc.col == t.loc.col + name.size()) {
-            fail(t.loc, "bad identifier starting '" + name + after.text + "': " + what +
+            fail(t.loc, "bad identifier starting '" + name + after.text + "': " + std::string(what) +
                             "s are made of letters, digits and '_' (write '__' where consumers should show '-')");
         }
         return name;
@@ -183,7 +186,7 @@ private:
         Provider prov;
         prov.loc = loc;
         prov.name = ident("provider name");
-        expect_punct('{', "after 'provider " + prov.name + "'");
+        expect_punct('{', [&] { return "after 'provider " + prov.name + "'"; });
         for (;;) {
             const Token& t = peek();
             if (t.punct('}')) break;
@@ -210,11 +213,11 @@ private:
         p.loc = peek().loc;
         next();
         p.name = ident("probe name");
-        expect_punct('(', "after probe name '" + p.name + "'");
+        expect_punct('(', [&] { return "after probe name '" + p.name + "'"; });
         p.args = parse_params(p.name);
         if (peek().punct(':')) {
             next();
-            expect_punct('(', "to open the translated argument list of '" + p.name + "'");
+            expect_punct('(', [&] { return "to open the translated argument list of '" + p.name + "'"; });
             p.translated = parse_params(p.name);
             p.has_translated = true;
         }
@@ -341,7 +344,7 @@ private:
             base = decl;
         }
         if (peek().punct('[')) skip_to_semicolon();
-        expect_punct(';', "after typedef");
+        expect_punct(';', [] { return std::string("after typedef"); });
     }
 
     void skip_braces() {

@@ -177,9 +177,9 @@ ResolvedType resolve_at(const TypeSpec& t, const AliasTable& aliases, Diagnostic
 }  // namespace
 
 bool is_builtin_type_word(const std::string& w) {
-    static const char* const words[] = {"signed", "unsigned", "short", "long", "int", "char", "float",
-                                        "double", "void", "bool", "_Bool", "string"};
-    return std::any_of(std::begin(words), std::end(words), [&](const char* x) { return w == x; });
+    static constexpr std::string_view words[] = {"signed", "unsigned", "short", "long", "int", "char", "float",
+                                                 "double", "void", "bool", "_Bool", "string"};
+    return std::find(std::begin(words), std::end(words), std::string_view(w)) != std::end(words);
 }
 
 bool is_qualifier_word(const std::string& w) {

@@ -8,21 +8,6 @@
 #include <cstring>
 
 namespace probekit::util {
-namespace {
-
-bool write_all(int fd, const std::string& content) {
-    size_t done = 0;
-    while (done < content.size()) {
-        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        done += static_cast<size_t>(n);
-    }
-    return true;
-}
-
-}  // namespace
-
 std::optional<std::string> read_file(const std::string& path, std::string& error) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -53,35 +38,73 @@ std::optional<std::string> read_file(const std::string& path, std::string& error
 }
 
 bool write_file_atomic(const std::string& path, const std::string& content, std::string& error) {
+    AtomicFile f;
+    if (!f.open(path, error)) return false;
+    f.write(content);
+    return f.commit(error);
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+bool AtomicFile::open(const std::string& path, std::string& error) {
+    path_ = path;
     if (path == "-") {
-        if (!write_all(1, content)) {
-            error = std::string("standard output: ") + std::strerror(errno);
-            return false;
-        }
+        fd_ = 1;
         return true;
     }
-    std::string tmp = path + ".tmpXXXXXX";
-    int fd = mkstemp(tmp.data());
-    if (fd < 0) {
+    tmp_ = path + ".tmpXXXXXX";
+    fd_ = mkstemp(tmp_.data());
+    if (fd_ < 0) {
         error = path + ": " + std::strerror(errno);
+        tmp_.clear();
         return false;
     }
-    fchmod(fd, 0644 & ~[] { mode_t m = umask(0); umask(m); return m; }());
-    bool ok = write_all(fd, content);
-    int saved = errno;
-    if (::close(fd) != 0 && ok) {
-        ok = false;
-        saved = errno;
+    fchmod(fd_, 0644 & ~[] { mode_t m = umask(0); umask(m); return m; }());
+    return true;
+}
+
+void AtomicFile::write(std::string_view data) {
+    if (fd_ < 0 || errno_ != 0) return;
+    while (!data.empty()) {
+        ssize_t n = ::write(fd_, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            errno_ = n < 0 ? errno : EIO;
+            return;
+        }
+        data.remove_prefix(static_cast<size_t>(n));
     }
-    if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-        ok = false;
-        saved = errno;
+}
+
+bool AtomicFile::commit(std::string& error) {
+    const std::string what = path_ == "-" ? "standard output" : path_;
+    if (fd_ < 0) {
+        error = what + ": not open";
+        return false;
     }
-    if (!ok) {
-        ::unlink(tmp.c_str());
-        error = path + ": " + std::strerror(saved);
+    if (path_ == "-") {
+        fd_ = -1;
+        if (errno_ == 0) return true;
+        error = what + ": " + std::strerror(errno_);
+        return false;
     }
-    return ok;
+    if (::close(fd_) != 0 && errno_ == 0) errno_ = errno;
+    fd_ = -1;
+    if (errno_ == 0 && ::rename(tmp_.c_str(), path_.c_str()) != 0) errno_ = errno;
+    if (errno_ != 0) {
+        error = what + ": " + std::strerror(errno_);
+        discard();
+        return false;
+    }
+    tmp_.clear();
+    return true;
+}
+
+void AtomicFile::discard() {
+    if (fd_ > 1) ::close(fd_);
+    fd_ = -1;
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    tmp_.clear();
 }
 
 }  // namespace probekit::util

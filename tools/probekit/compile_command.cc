@@ -40,21 +40,25 @@ int run_compile(const CompileArgs& a) {
     std::fputs(diags.format_all().c_str(), stderr);
     if (!spec) return 1;
 
-    std::string text;
     std::string out = a.output;
+    if (out.empty()) out = default_output(a.spec, a.format == "json" ? ".json" : ".h");
+    util::AtomicFile file;
+    std::string error;
+    if (!file.open(out, error)) {
+        std::fprintf(stderr, "probekit compile: error: %s\n", error.c_str());
+        return 1;
+    }
     if (a.format == "json") {
-        text = codegen::json_manifest(*spec);
-        if (out.empty()) out = default_output(a.spec, ".json");
+        file.write(codegen::json_manifest(*spec));
     } else {
-        if (out.empty()) out = default_output(a.spec, ".h");
         codegen::HeaderOptions ho;
         ho.guard = codegen::guard_from_path(out == "-" ? default_output(a.spec, ".h") : out);
         ho.source_name = a.spec.substr(a.spec.find_last_of('/') == std::string::npos ? 0 : a.spec.find_last_of('/') + 1);
-        if (a.marker == "sys-sdt") text = codegen::native_header(*spec, codegen::SysSdtMarker{}, ho);
-        else text = codegen::native_header(*spec, codegen::NativeMarker{}, ho);
+        auto sink = [&file](std::string_view chunk) { file.write(chunk); };
+        if (a.marker == "sys-sdt") codegen::write_native_header(*spec, codegen::SysSdtMarker{}, ho, sink);
+        else codegen::write_native_header(*spec, codegen::NativeMarker{}, ho, sink);
     }
-    std::string error;
-    if (!util::write_file_atomic(out, text, error)) {
+    if (!file.commit(error)) {
         std::fprintf(stderr, "probekit compile: error: %s\n", error.c_str());
         return 1;
     }
