@@ -1,6 +1,7 @@
 #include "codegen/text.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 namespace probekit::codegen {
@@ -30,10 +31,15 @@ std::string comment_safe(const std::string& s) {
 
 namespace {
 
-bool c_plain(unsigned char c) { return c >= 0x20 && c != 0x7f && c != '"' && c != '\\' && c != '?'; }
+// Bytes that stand for themselves in a C string literal.
+constexpr auto kCPlain = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0x20; c < 0x100; ++c) t[c] = c != 0x7f && c != '"' && c != '\\' && c != '?';
+    return t;
+}();
 
 void c_escape_to(std::string& out, std::string_view s) {
-    if (std::all_of(s.begin(), s.end(), c_plain)) {  // nearly always
+    if (std::all_of(s.begin(), s.end(), [](unsigned char c) { return kCPlain[c]; })) {  // nearly always
         out.append(s);
         return;
     }

@@ -7,8 +7,9 @@
 namespace probekit::spec {
 namespace {
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+// ASCII only, as C identifiers; inline rather than <cctype>'s locale-aware calls.
+bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
 class Lexer {
 public:
@@ -54,7 +55,7 @@ public:
             if (ident_start(c)) {
                 size_t start = pos_;
                 while (pos_ < src_.size() && ident_char(src_[pos_])) ++pos_;
-                out.push_back({TokenKind::Ident, std::string(src_.substr(start, pos_ - start)), loc});
+                out.emplace_back(TokenKind::Ident, std::string(src_.substr(start, pos_ - start)), std::move(loc));
                 continue;
             }
             if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -80,7 +81,7 @@ public:
             }
             if (std::ispunct(static_cast<unsigned char>(c))) {
                 advance();
-                out.push_back({TokenKind::Punct, std::string(1, c), loc});
+                out.emplace_back(TokenKind::Punct, std::string(1, c), std::move(loc));
                 continue;
             }
             char buf[64];

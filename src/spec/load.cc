@@ -11,10 +11,13 @@
 namespace probekit::spec {
 
 std::optional<Spec> load_text(const std::string& text, const std::string& path, Diagnostics& diags) {
-    auto tokens = tokenize(text, path, diags);
-    if (diags.has_errors()) return std::nullopt;
-    auto parsed = parse(tokens, path, diags);
-    if (diags.has_errors()) return std::nullopt;
+    ParseResult parsed;
+    {  // the tokens go before checking, which then reuses their memory
+        auto tokens = tokenize(text, path, diags);
+        if (diags.has_errors()) return std::nullopt;
+        parsed = parse(tokens, path, diags);
+        if (diags.has_errors()) return std::nullopt;
+    }
     check(parsed.spec, parsed.aliases, diags);
     if (diags.has_errors()) return std::nullopt;
     return std::move(parsed.spec);

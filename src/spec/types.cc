@@ -183,6 +183,8 @@ bool is_builtin_type_word(const std::string& w) {
 }
 
 bool is_qualifier_word(const std::string& w) {
+    if (w.empty() || (w[0] != 'c' && w[0] != 'v' && w[0] != 's' && w[0] != 'r' && w[0] != 'e' && w[0] != '_'))
+        return false;  // most words: a type name or an argument name
     return w == "const" || w == "volatile" || w == "static" || w == "restrict" || w == "register" ||
            w == "extern" || w == "__restrict";
 }
