@@ -49,3 +49,15 @@ bool is_reserved_name(const std::string& name) {
 }
 
 }  // namespace probekit::spec
+
+namespace probekit::spec {
+
+std::string arg_label(const std::string& name, std::size_t index) {
+    return name.empty() ? "arg" + std::to_string(index + 1) : name;
+}
+
+std::string stap_alias_name(const std::string& provider, const std::string& probe) {
+    return provider + "." + replace_all(probe, "__", "_");
+}
+
+}  // namespace probekit::spec

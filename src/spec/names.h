@@ -21,3 +21,17 @@ std::string meta_macro_name(const std::string& provider, const std::string& prob
 bool is_reserved_name(const std::string& name);
 
 }  // namespace probekit::spec
+
+namespace probekit::spec {
+
+// The name an argument is shown under in generated scripts and pages: its
+// name as written, or `argN` counting from 1 (as the header's messages and
+// SystemTap's `$argN` count) when the spec gives none.
+std::string arg_label(const std::string& name, std::size_t index);
+// The SystemTap alias of a probe in the generated tapset (`app.req_start`):
+// the provider as written, and the probe with `__` as `_`, the spelling
+// stap's own tapsets use; the spec's checks already refuse probe names that
+// would meet (`a__b` and `a_b`, which share a macro name).
+std::string stap_alias_name(const std::string& provider, const std::string& probe);
+
+}  // namespace probekit::spec
