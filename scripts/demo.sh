@@ -17,7 +17,7 @@ grep -v '^ \*\|^/\*\|^$' examples/server/probes.d
 
 step "probekit compile examples/server/probes.d -o server_probes.h (what the build ran)"
 build/probekit compile examples/server/probes.d -o /tmp/probekit-demo-probes.h
-grep -E '^#define DEMO_REQUEST_START|^volatile|_semaphore;$' /tmp/probekit-demo-probes.h | head -6
+grep -E '^#define DEMO_REQUEST_START|^PROBEKIT_GEN_V1_GATE' /tmp/probekit-demo-probes.h | head -6
 echo "... typed C and C++ forms for each probe; see the whole file in /tmp/probekit-demo-probes.h"
 
 step "A malformed spec gets a precise error and no output"
@@ -66,6 +66,20 @@ if [[ $(id -u) -eq 0 ]] && command -v bpftrace >/dev/null; then
   wait $pid || true
 else
   echo "(bpftrace step skipped: it needs root and bpftrace)"
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  step "probekit enable / disable: open a gated probe in a running process, no tracer needed"
+  "$SERVER" 40 100 > /dev/null &
+  pid=$!
+  sleep 0.3
+  build/probekit enable -p $pid --mode memory 'demo:cache*'
+  build/probekit list -p $pid 'demo:cache*'
+  build/probekit disable -p $pid
+  build/probekit list -p $pid 'demo:cache*'
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
+else
+  echo "(enable/disable step skipped: writing another process's gates needs root)"
 fi
 
 step "Done. Next: docs/getting-started.md"

@@ -15,5 +15,7 @@ struct Command {
 Command add_compile(CLI::App& app);
 Command add_list(CLI::App& app);
 Command add_verify(CLI::App& app);
+Command add_enable(CLI::App& app);
+Command add_disable(CLI::App& app);
 
 }  // namespace probekit::cli

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
         probekit::cli::add_compile(app),
         probekit::cli::add_list(app),
         probekit::cli::add_verify(app),
+        probekit::cli::add_enable(app),
+        probekit::cli::add_disable(app),
     };
     try {
         app.parse(argc, argv);
