@@ -74,7 +74,7 @@ expect(r.returncode == 0 and "--format" in r.stdout and "Exit status" in r.stdou
 r = run([PROBEKIT], cwd=d)
 expect(r.returncode != 0, "no subcommand is a usage error")
 r = run([PROBEKIT, "compile", "unknown.d", "--format", "yaml"], cwd=d)
-expect(r.returncode != 0 and "yaml" in r.stderr, "bad --format value is named")
+expect(r.returncode == 2 and "yaml" in r.stderr, "bad --format value is named (exit status 2, a usage error)")
 r = run([PROBEKIT, "--version"], cwd=d)
 expect(r.returncode == 0 and r.stdout.strip()[0].isdigit(), "--version")
 

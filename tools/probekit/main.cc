@@ -18,7 +18,9 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help and --version exit 0; any usage error exits 2, as the
+        // documentation promises (CLI11's own codes are 100 and up).
+        return app.exit(e) == 0 ? 0 : 2;
     }
     for (const auto& c : commands)
         if (c.app->parsed()) return c.run();
