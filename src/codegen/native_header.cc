@@ -104,6 +104,53 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long l
 #endif /* PROBEKIT_GEN_HELPERS_V1 */
 )helpers";
 
+// The runtime hook, for headers whose marker writes descriptors (x86-64):
+// weak references to libprobekit (include/probekit/runtime_abi.h), so that a
+// program without it pays nothing and one with it has every object's probes
+// registered when the object loads. Each unit registers its object's whole
+// descriptor array; the runtime counts the repeats.
+constexpr const char* kRuntimeHook = R"hook(#ifndef PROBEKIT_GEN_V1_DISPATCH
+#if PROBEKIT_NATIVE_MARKER
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern void probekit_register_v1(struct probekit_probe_v1 *, struct probekit_probe_v1 *) __attribute__((__weak__));
+extern void probekit_unregister_v1(struct probekit_probe_v1 *, struct probekit_probe_v1 *) __attribute__((__weak__));
+extern void probekit_dispatch_v1(struct probekit_probe_v1 *, const unsigned long long *) __attribute__((__weak__));
+extern struct probekit_probe_v1 __start_probekit_probes_v1[] __attribute__((__weak__, __visibility__("hidden")));
+extern struct probekit_probe_v1 __stop_probekit_probes_v1[] __attribute__((__weak__, __visibility__("hidden")));
+static void __attribute__((__constructor__, __used__)) probekit_gen_v1_register(void) {
+  if (probekit_register_v1) probekit_register_v1(__start_probekit_probes_v1, __stop_probekit_probes_v1);
+}
+static void __attribute__((__destructor__, __used__)) probekit_gen_v1_unregister(void) {
+  if (probekit_unregister_v1) probekit_unregister_v1(__start_probekit_probes_v1, __stop_probekit_probes_v1);
+}
+#ifdef __cplusplus
+}
+#endif
+#define PROBEKIT_GEN_V1_DESC(prov, name) \
+  extern struct probekit_probe_v1 probekit_gen_v1_desc_##prov##_##name __attribute__((__visibility__("hidden")))
+/* In a gated probe's out-of-line site: in-process listeners, if any. */
+#define PROBEKIT_GEN_V1_DISPATCH(prov, name, ...)                                        \
+  do {                                                                                   \
+    if (__builtin_expect((prov##_##name##_semaphore >> 16) != 0, 0) && probekit_dispatch_v1) { \
+      const unsigned long long probekit_gen_v1_args[] = {__VA_ARGS__};                   \
+      probekit_dispatch_v1(&probekit_gen_v1_desc_##prov##_##name, probekit_gen_v1_args); \
+    }                                                                                    \
+  } while (0)
+#define PROBEKIT_GEN_V1_DISPATCH0(prov, name)                                            \
+  do {                                                                                   \
+    if (__builtin_expect((prov##_##name##_semaphore >> 16) != 0, 0) && probekit_dispatch_v1) \
+      probekit_dispatch_v1(&probekit_gen_v1_desc_##prov##_##name, 0);                    \
+  } while (0)
+#else /* no descriptors on other architectures (the sys/sdt.h marker): no listeners yet */
+#define PROBEKIT_GEN_V1_DESC(prov, name) struct probekit_probe_v1
+#define PROBEKIT_GEN_V1_DISPATCH(prov, name, ...) do { } while (0)
+#define PROBEKIT_GEN_V1_DISPATCH0(prov, name) do { } while (0)
+#endif
+#endif /* PROBEKIT_GEN_V1_DISPATCH */
+)hook";
+
 bool typed(const spec::Probe& p) {
     for (const auto& a : p.args)
         if (a.resolved.kind == ArgKind::Opaque) return false;
@@ -225,9 +272,21 @@ public:
             c_params += (i > 1 ? ", t" : "t") + k + " probekit_arg" + k;
             c_macro_params += ", t" + k + ", f" + k;
         }
+        // Out-of-line sites also hand the probe to in-process listeners
+        // (backends that write descriptors only).
+        std::string cxx_values, c_values;
+        for (size_t i = 1; i <= n; ++i) {
+            const std::string k = std::to_string(i);
+            cxx_values += ", (unsigned long long)(c" + k + ")";
+            c_values += ", (unsigned long long)(f" + k + "(probekit_arg" + k + "))";
+        }
+        auto dispatch = [&](const std::string& values) -> std::string {
+            if (!marker_.writes_metadata()) return "";
+            return n ? " PROBEKIT_GEN_V1_DISPATCH(prov, name" + values + ");" : " PROBEKIT_GEN_V1_DISPATCH0(prov, name);";
+        };
         out.line("#define ", text_[n].slow, "(prov, name) ", n ? "template <" + tparams + "> " : "",
                  "static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(", cparams, ") { \\");
-        out.line("  ", marker_.site({"prov", "name", true, meta, by_type}), "; }");
+        out.line("  ", marker_.site({"prov", "name", true, meta, by_type}), ";", dispatch(cxx_values), " }");
         out.line("#define ", text_[n].fire, "(G, prov, name) if constexpr (G) slow(", numbered("c", n), "); else \\");
         out.line("  ", marker_.site({"prov", "name", false, meta, by_value}), ";");
         // C: an always-inline function with the spec's parameter types (the
@@ -239,7 +298,7 @@ public:
         out.line("  static __inline__ __attribute__((__always_inline__, __unused__)) void probekit_##prov##_##name(", c_params, ") { \\");
         out.line("    ", marker_.site({"prov", "name", false, meta, c_args}), "; } \\");
         out.line("  static __inline__ __attribute__((__noinline__, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
-        out.line("    ", marker_.site({"prov", "name", true, meta, c_args}), "; }");
+        out.line("    ", marker_.site({"prov", "name", true, meta, c_args}), ";", dispatch(c_values), " }");
         out.line("#endif");
     }
 
@@ -350,12 +409,16 @@ void emit_c_untyped(Text& out, const spec::Provider& prov, const spec::Probe& p,
     out.line("#define ", nm.macro, "_GATED(", params, ") do { ", checks, "if (", nm.macro, "_ENABLED()) ", site, "; } while (0)");
 }
 
-void emit_gates(Text& out, const spec::Spec& spec) {
+void emit_gates(Text& out, const spec::Spec& spec, const MarkerBackend& marker) {
     out.line("#ifdef __cplusplus");
     out.line("extern \"C\" {");
     out.line("#endif");
     for (const auto& prov : spec.providers)
-        for (const auto& p : prov.probes) out.line("PROBEKIT_GEN_V1_GATE(", spec::semaphore_name(prov.name, p.name), ");");
+        for (const auto& p : prov.probes) {
+            out.line("PROBEKIT_GEN_V1_GATE(", spec::semaphore_name(prov.name, p.name), ");");
+            // The runtime descriptor, defined by the first site's asm.
+            if (marker.writes_metadata()) out.line("PROBEKIT_GEN_V1_DESC(", prov.name, ", ", p.name, ");");
+        }
     out.line("#ifdef __cplusplus");
     out.line("}");
     out.line("#endif");
@@ -415,12 +478,12 @@ void emit_header(Text& out, const spec::Spec& spec, const MarkerBackend& marker,
     out.line("#endif");
     out.line("");
     out.raw(kHelpers);
-    if (marker.writes_metadata()) out.raw(probekit_note_macros());
+    if (marker.writes_metadata()) out.raw(probekit_note_macros(), kRuntimeHook);
     const ArityMacros arity(marker);
     for (size_t n = 0; n <= spec::kMaxProbeArgs; ++n)
         if (arity_used[n]) arity.define(out, n);
     out.line("");
-    emit_gates(out, spec);
+    emit_gates(out, spec, marker);
     std::vector<ProbeNames> names;
     names.reserve(probes);
     for (const auto& prov : spec.providers)

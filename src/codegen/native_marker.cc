@@ -1,11 +1,12 @@
 #include "codegen/marker_backend.h"
 
-// The text of include/probekit/marker.h, embedded at build time.
+// The texts of include/probekit/marker.h and runtime_abi.h, embedded at build time.
 extern const char probekit_marker_h[];
+extern const char probekit_runtime_abi_h[];
 
 namespace probekit::codegen {
 
-std::string NativeMarker::prelude() const { return probekit_marker_h; }
+std::string NativeMarker::prelude() const { return std::string(probekit_marker_h) + probekit_runtime_abi_h; }
 
 std::string NativeMarker::site(const Site& s) const {
     std::string out = "PROBEKIT_SITE" + std::to_string(s.args.size()) + "(";

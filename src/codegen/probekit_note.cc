@@ -61,7 +61,18 @@ std::string probekit_note_macros() {
            "  \".pushsection .note.probekit,\\\"G\\\",\\\"note\\\",probekit.meta.\" #prov \".\" #name \",comdat\\n.balign 4\\n\" \\\n"
            "  \".4byte 996f-995f, 998f-997f, " + type + "\\n995: .asciz \\\"probekit\\\"\\n996: .balign 4\\n\" \\\n"
            "  \"997: .byte " + version + ", \" #nargs \", 0, 0\\n.asciz \\\"\" #prov \"\\\"\\n.asciz \\\"\" #name \"\\\"\\n\" \\\n"
-           "  args \".asciz \\\"\" doc \"\\\"\\n998: .balign 4\\n.popsection\\n.endif\\n\"\n"
+           "  args \".asciz \\\"\" doc \"\\\"\\n998: .balign 4\\n.popsection\\n\" \\\n"
+           "  PROBEKIT_GEN_V1_DESC_ASM(prov, name, nargs, args, doc) \".endif\\n\"\n"
+           // The runtime's descriptor (include/probekit/runtime_abi.h): in
+           // the same group, so that each linked object keeps one; its
+           // argument records are the note's, in an allocated section.
+           "#define PROBEKIT_GEN_V1_DESC_ASM(prov, name, nargs, args, doc) \\\n"
+           "  \".pushsection probekit_probes_v1,\\\"awGR\\\",\\\"progbits\\\",probekit.meta.\" #prov \".\" #name \",comdat\\n\" \\\n"
+           "  \".balign 8\\n.globl probekit_gen_v1_desc_\" #prov \"_\" #name \"\\n.hidden probekit_gen_v1_desc_\" #prov \"_\" #name \"\\n\" \\\n"
+           "  \"probekit_gen_v1_desc_\" #prov \"_\" #name \": .4byte 1, \" #nargs \"\\n\" \\\n"
+           "  \".8byte 981f, 982f, \" #prov \"_\" #name \"_semaphore, 983f, 984f, 0\\n.popsection\\n\" \\\n"
+           "  \".pushsection .rodata.probekit,\\\"aG\\\",\\\"progbits\\\",probekit.meta.\" #prov \".\" #name \",comdat\\n\" \\\n"
+           "  \"981: .asciz \\\"\" #prov \"\\\"\\n982: .asciz \\\"\" #name \"\\\"\\n983: \" args \"984: .asciz \\\"\" doc \"\\\"\\n.popsection\\n\"\n"
            "#define PROBEKIT_GEN_V1_META_ARG(kind, k, name, type) \\\n"
            "  \".byte \" #kind \", %c[s\" #k \"]\\n.asciz \\\"\" name \"\\\"\\n.asciz \\\"\" type \"\\\"\\n\"\n"
            "#endif\n";
