@@ -41,6 +41,11 @@ TEST_CASE("native header: gate, typed C wrappers and C++ checks") {
     CHECK(has("PROBEKIT_GEN_V1_CHECK(2, ok_string, \"app:req__start\", \"path\", \"APP_REQ_START\", \"a NUL-terminated string"));
     CHECK(has("PROBEKIT_GEN_V1_ARG(3, f64_bits) PROBEKIT_GEN_V1_N_FIRE3(G, app, req__start)"));
     CHECK(has("static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(C1 c1, C2 c2, C3 c3)"));
+    // Out-of-line sites hand the probe to in-process listeners (weakly).
+    CHECK(has("); PROBEKIT_GEN_V1_DISPATCH(prov, name, (unsigned long long)(c1), (unsigned long long)(c2), (unsigned long long)(c3)); }"));
+    CHECK(has("extern void probekit_dispatch_v1(struct probekit_probe_v1 *, const unsigned long long *) __attribute__((__weak__));"));
+    CHECK(has("\nPROBEKIT_GEN_V1_DESC(app, req__start);\n"));
+    CHECK(has("struct probekit_probe_v1 {"));  // the runtime ABI is embedded
     CHECK(has(" * Starts."));
     // The metadata note, with the doc text.
     CHECK(has("#define PROBEKIT_META_app_req__start PROBEKIT_GEN_V1_META(app, req__start, 3, "
@@ -65,6 +70,7 @@ TEST_CASE("native header: the sys/sdt.h backend writes STAP_PROBEn sites") {
     CHECK(h.find("STAP_PROBE1(prov, name, f1(probekit_arg1))") != std::string::npos);
     CHECK(h.find("PROBEKIT_GEN_V1_S_C1(p, a, int, )") != std::string::npos);
     CHECK(h.find("PROBEKIT_META_") == std::string::npos);
+    CHECK(h.find("PROBEKIT_GEN_V1_DISPATCH") == std::string::npos);  // no descriptors, no listeners
 }
 
 TEST_CASE("native header: doc text cannot break the comment, the string or the asm") {
