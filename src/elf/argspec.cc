@@ -759,34 +759,46 @@ std::vector<ArgSpec> parse_args(std::string_view args, Arch arch) {
     return out;
 }
 
+bool detail::next_arg_brackets(std::string_view args, size_t& pos, std::string_view& piece) {
+    const auto& cls = kSplitClass;
+    const size_t n = args.size();
+    const char* s = args.data();
+    size_t i = pos;
+    while (i < n && cls[static_cast<unsigned char>(s[i])] == 1) ++i;
+    if (i >= n) {
+        pos = n;
+        return false;
+    }
+    const size_t b = i;
+    int depth = 0;
+    for (;; ++i) {
+        while (i < n && !cls[static_cast<unsigned char>(s[i])]) ++i;
+        if (i >= n) break;
+        const char ch = s[i];
+        if (ch == '[' || ch == '(') {
+            ++depth;
+        } else if (ch == ']' || ch == ')') {
+            if (depth > 0) --depth;
+        } else {
+            // A blank. Inside brackets (`[sp, 16]`) it separates operand
+            // parts, unless what follows starts a new argument (an
+            // unbalanced bracket must not swallow the rest of the list).
+            if (depth == 0) break;
+            size_t j = i;
+            while (j < n && is_space(s[j])) ++j;
+            if (j >= n || looks_like_arg_start(args, j)) break;
+        }
+    }
+    piece = std::string_view(s + b, i - b);
+    pos = i;
+    return true;
+}
+
 void parse_args(std::string_view args, Arch arch, std::vector<ArgSpec>& out) {
     out.clear();
-    const size_t n = args.size();
-    size_t i = 0;
-    while (i < n) {
-        while (i < n && is_space(args[i])) ++i;
-        if (i >= n) break;
-        const size_t b = i;
-        int depth = 0;
-        while (i < n) {
-            const char ch = args[i];
-            if (ch == '[' || ch == '(') {
-                ++depth;
-            } else if ((ch == ']' || ch == ')') && depth > 0) {
-                --depth;
-            } else if (is_space(ch)) {
-                // Inside brackets (`[sp, 16]`) a blank separates operand
-                // parts, unless what follows starts a new argument (an
-                // unbalanced bracket must not swallow the rest of the list).
-                if (depth == 0) break;
-                size_t j = i;
-                while (j < n && is_space(args[j])) ++j;
-                if (j >= n || looks_like_arg_start(args, j)) break;
-            }
-            ++i;
-        }
-        parse_into(args.substr(b, i - b), arch, out.emplace_back());
-    }
+    size_t pos = 0;
+    std::string_view piece;
+    while (next_arg(args, pos, piece)) parse_into(piece, arch, out.emplace_back());
 }
 
 }  // namespace probekit::elf

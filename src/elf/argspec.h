@@ -8,6 +8,8 @@
 // the whole probe fail.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -56,5 +58,42 @@ std::vector<ArgSpec> parse_args(std::string_view args, Arch arch);
 // The same into `out` (cleared first): reusing one vector across the sites
 // of a listing saves an allocation per site.
 void parse_args(std::string_view args, Arch arch, std::vector<ArgSpec>& out);
+
+namespace detail {
+// What next_arg stops at: blanks (1) and brackets (2); everything else is 0.
+inline constexpr auto kSplitClass = [] {
+    std::array<uint8_t, 256> t{};
+    for (char c : {' ', '\t', '\n', '\r', '\v', '\f'}) t[static_cast<unsigned char>(c)] = 1;
+    for (char c : {'[', ']', '(', ')'}) t[static_cast<unsigned char>(c)] = 2;
+    return t;
+}();
+// next_arg for an argument with brackets, where a blank does not always end it.
+bool next_arg_brackets(std::string_view args, size_t& pos, std::string_view& piece);
+}  // namespace detail
+
+// The arguments of a note's argument string one at a time, split exactly as
+// parse_args splits them: from `pos` (0 to start), sets `piece` to the next
+// argument as written (parse_arg(piece) is what parse_args gives for it) and
+// advances `pos`; false when there is none left. For callers that cache
+// results by argument text: a listing has few distinct arguments.
+// Inline for the common argument without brackets ("-4@%edi"): a listing
+// splits every site's arguments.
+inline bool next_arg(std::string_view args, size_t& pos, std::string_view& piece) {
+    const auto& cls = detail::kSplitClass;
+    const size_t n = args.size();
+    const char* s = args.data();
+    size_t i = pos;
+    while (i < n && cls[static_cast<unsigned char>(s[i])] == 1) ++i;
+    if (i >= n) {
+        pos = n;
+        return false;
+    }
+    const size_t b = i;
+    while (i < n && cls[static_cast<unsigned char>(s[i])] == 0) ++i;
+    if (i < n && cls[static_cast<unsigned char>(s[i])] == 2) return detail::next_arg_brackets(args, pos, piece);
+    piece = std::string_view(s + b, i - b);
+    pos = i;
+    return true;
+}
 
 }  // namespace probekit::elf

@@ -133,26 +133,27 @@ std::string_view ElfObject::data(const Section& s) const {
     return {image_ + s.offset, static_cast<size_t>(s.size)};
 }
 
-std::string_view ElfObject::bytes_at(uint64_t addr, size_t n) const {
+const Section* ElfObject::section_at(uint64_t addr) const {
     if (!by_addr_.empty()) {
         auto it = std::upper_bound(by_addr_.begin(), by_addr_.end(), addr, [](uint64_t a, const Section* s) { return a < s->addr; });
-        if (it == by_addr_.begin()) return {};
+        if (it == by_addr_.begin()) return nullptr;
         const Section& s = **--it;
-        if (addr - s.addr >= s.size) return {};
-        std::string_view d = data(s);
-        uint64_t off = addr - s.addr;
-        if (off >= d.size()) return {};
-        return d.substr(static_cast<size_t>(off), n);
+        return addr - s.addr < s.size ? &s : nullptr;
     }
     for (const auto& s : sections_) {
         if (!(s.flags & SHF_ALLOC) || s.type == SHT_NOBITS) continue;
-        if (addr < s.addr || addr - s.addr >= s.size) continue;
-        std::string_view d = data(s);
-        uint64_t off = addr - s.addr;
-        if (off >= d.size()) return {};
-        return d.substr(static_cast<size_t>(off), n);
+        if (addr >= s.addr && addr - s.addr < s.size) return &s;
     }
-    return {};
+    return nullptr;
+}
+
+std::string_view ElfObject::bytes_at(uint64_t addr, size_t n) const {
+    const Section* s = section_at(addr);
+    if (!s) return {};
+    std::string_view d = data(*s);
+    const uint64_t off = addr - s->addr;
+    if (off >= d.size()) return {};
+    return d.substr(static_cast<size_t>(off), n);
 }
 
 bool ElfObject::read_at(uint64_t offset, size_t n, char* out) const {

@@ -52,6 +52,7 @@ public:
     bool little_endian() const { return little_; }
     uint16_t elf_type() const { return type_; }  // ET_EXEC, ET_DYN, ET_REL
     const std::vector<Section>& sections() const { return sections_; }
+    size_t file_size() const { return image_size_; }
     const std::vector<Segment>& load_segments() const { return loads_; }
     const Section* section(std::string_view name) const;
     // The section's contents, or an empty view when it has none or lies
@@ -60,6 +61,13 @@ public:
     // Up to `n` bytes of file content at link-time address `addr` (through
     // the section that contains it); fewer when the address is not backed.
     std::string_view bytes_at(uint64_t addr, size_t n) const;
+    // The allocated section with file content that holds link-time address
+    // `addr` (the one bytes_at reads through), or null. Its contents lie
+    // inside the file when data(*s) is not empty.
+    const Section* section_at(uint64_t addr) const;
+    // Whether no two such sections overlap (every linked object): the
+    // section holding an address is then the only one.
+    bool sections_disjoint() const { return !by_addr_.empty(); }
     // Copies `n` bytes at file offset `offset` into `out`: with pread, so
     // that streaming through a large section does not leave all of it
     // mapped in (see NoteReader). False when the range is not in the file.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "elf/process.h"
@@ -28,7 +29,13 @@ bool kernel_has_fast_uprobes() {
 }
 
 AttachPath attach_path(const ObjectReport& obj, const SiteInfo& site) {
-    const ElfObject& o = *obj.probes.object;
+    const ProbeSet& set = obj.probes;
+    const std::less<const SiteInfo*> before;
+    if (set.attach.size() == set.sites.size() && !set.sites.empty() && !before(&site, set.sites.data()) &&
+        before(&site, set.sites.data() + set.sites.size()))
+        return set.attach[static_cast<size_t>(&site - set.sites.data())];
+    // Not one of the set's own sites: read the code.
+    const ElfObject& o = *set.object;
     if (o.arch() != Arch::X86_64) return AttachPath::Int3;
     std::string_view b = o.bytes_at(site.pc, 5);
     if (b.empty()) return AttachPath::Unknown;

@@ -12,9 +12,6 @@
 
 namespace probekit::elf {
 
-// How the running kernel will attach a uprobe to a site.
-enum class AttachPath { FastCall, Int3, Unknown };
-
 struct GateValue {
     uint16_t external = 0;  // the SDT semaphore: tracers (uprobe ref_ctr, gdb, stap)
     uint16_t inproc = 0;    // the in-process runtime's count
@@ -30,9 +27,8 @@ struct ObjectReport {
     std::string gate_error;    // why gates could not be read
 };
 
-// Whether this kernel turns uprobes on 5-byte NOPs into calls (Linux 6.18+
-// on x86-64, the uprobe syscall present).
-bool kernel_has_fast_uprobes();
+// The attach path of one of obj's sites (read_probes decides them all in
+// one sequential sweep of the code; a site from elsewhere is looked up).
 AttachPath attach_path(const ObjectReport& obj, const SiteInfo& site);
 
 // Reads one file. On failure returns nullopt with `error` naming the problem.

@@ -1,11 +1,15 @@
 #include "elf/note_reader.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 namespace probekit::elf {
 namespace {
 
-constexpr size_t kWindow = 64 * 1024;
+constexpr size_t kWindow = 32 * 1024;      // notes
+constexpr uint64_t kCodeWindow = 16 * 1024; // code: 5 bytes per site
+constexpr uint64_t kPage = 4096;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -19,9 +23,9 @@ NoteReader::NoteReader(const ElfObject& object, const Section& section)
       align_(section.align == 8 ? 8 : 4) {}
 
 uint32_t NoteReader::u32(const char* p) const {
-    const auto* b = reinterpret_cast<const unsigned char*>(p);
-    return object_.little_endian() ? b[0] | b[1] << 8 | b[2] << 16 | static_cast<uint32_t>(b[3]) << 24
-                                   : b[3] | b[2] << 8 | b[1] << 16 | static_cast<uint32_t>(b[0]) << 24;
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return object_.little_endian() == (std::endian::native == std::endian::little) ? v : __builtin_bswap32(v);
 }
 
 bool NoteReader::window(uint64_t off, uint64_t n) {
@@ -58,6 +62,49 @@ bool NoteReader::next(Note& note) {
     pos_ += end;
     malformed_ = false;
     return true;
+}
+
+const Section* CodeReader::section(uint64_t addr, uint64_t& len) {
+    // Consecutive sites are nearly always in one section (.text).
+    if (!last_ || addr < last_->addr || addr - last_->addr >= last_->size || !object_.sections_disjoint()) {
+        last_ = object_.section_at(addr);
+        last_len_ = last_ ? object_.data(*last_).size() : 0;  // 0 when outside the file
+    }
+    len = last_len_;
+    return last_;
+}
+
+bool CodeReader::backed(uint64_t addr) {
+    uint64_t len = 0;
+    const Section* s = section(addr, len);
+    return s && addr - s->addr < len;
+}
+
+size_t CodeReader::read(uint64_t addr, size_t n, char* out) {
+    uint64_t sec_len = 0;
+    const Section* s = section(addr, sec_len);
+    if (!s || n > 16) return 0;
+    const uint64_t in_sec = addr - s->addr;
+    if (in_sec >= sec_len) return 0;
+    n = static_cast<size_t>(std::min<uint64_t>(n, sec_len - in_sec));
+    const uint64_t off = s->offset + in_sec;  // [off, off + n) is in the file: data() checked the section
+    if (!(off >= win_off_ && off - win_off_ <= win_len_ && n <= win_len_ - (off - win_off_))) {
+        // Sequential (the next bytes follow the window): a larger window
+        // next time; otherwise one page.
+        const bool sequential = win_len_ && off >= win_off_ + win_len_ && off - (win_off_ + win_len_) < kPage;
+        next_len_ = sequential ? std::min<uint64_t>(next_len_ * 2, kCodeWindow) : kPage;
+        if (!buf_) buf_.reset(new char[kCodeWindow + 16]);
+        // From the start of the page (but inside the section), at least n bytes.
+        const uint64_t start = std::max(off & ~(kPage - 1), s->offset);
+        const uint64_t end = s->offset + sec_len;
+        const uint64_t len = std::min(std::max(next_len_, off - start + n), end - start);
+        win_len_ = 0;
+        if (!object_.read_at(start, static_cast<size_t>(len), buf_.get())) return 0;
+        win_off_ = start;
+        win_len_ = len;
+    }
+    std::memcpy(out, buf_.get() + (off - win_off_), n);
+    return n;
 }
 
 }  // namespace probekit::elf

@@ -44,4 +44,32 @@ private:
     bool malformed_ = false;
 };
 
+// Bytes at link-time addresses (as ElfObject::bytes_at), copied through a
+// small window of the file instead of touching the mapping: deciding the
+// attach path of every site reads 5 bytes per site across the whole of
+// .text, and faulting those pages in would cost more time and resident
+// memory than the rest of a listing. Sites come in address order in the
+// notes of linked objects, so the window grows while reads are sequential
+// (up to 16 KiB) and falls back to one page when they jump around.
+class CodeReader {
+public:
+    explicit CodeReader(const ElfObject& object) : object_(object) {}
+    // Copies up to `n` (at most 16) bytes at `addr` into `out`; returns how
+    // many: as many as bytes_at(addr, n) has, or 0 when the address is not
+    // backed by file content or the file cannot be read.
+    size_t read(uint64_t addr, size_t n, char* out);
+    // Whether read(addr, 1, ...) would find file content (without reading it).
+    bool backed(uint64_t addr);
+
+private:
+    const ElfObject& object_;
+    uint64_t win_off_ = 0, win_len_ = 0;  // file offsets in the window
+    uint64_t next_len_ = 0;
+    std::unique_ptr<char[]> buf_;
+    const Section* last_ = nullptr;  // the section of the previous address
+    uint64_t last_len_ = 0;          // its bytes in the file
+    // The section holding addr and its bytes in the file (last_ when it is).
+    const Section* section(uint64_t addr, uint64_t& len);
+};
+
 }  // namespace probekit::elf

@@ -27,11 +27,28 @@ struct ProbeMeta {
     std::string_view doc;
 };
 
+// A site's argument string as written in the note: NUL-terminated text in
+// the set, one copy per distinct string (a listing of 20,000 sites has
+// 9,000). A pointer rather than a string_view keeps SiteInfo at 24 bytes.
+struct ArgsText {
+    const char* text = "";
+    operator std::string_view() const { return text; }
+    std::string_view view() const { return text; }
+};
+
 struct SiteInfo {
     uint64_t pc = 0;          // link-time address, .stapsdt.base adjustment applied
     uint64_t semaphore = 0;   // link-time address, 0 when the probe has none
-    std::string_view args;    // the argument string as written in the note
+    ArgsText args;            // the argument string as written in the note
 };
+
+// How the running kernel will attach a uprobe to a site: a 5-byte NOP on
+// a kernel with fast uprobes becomes a call, anything else a trap.
+enum class AttachPath : uint8_t { FastCall, Int3, Unknown };
+
+// Whether this kernel turns uprobes on 5-byte NOPs into calls (Linux 6.18+
+// on x86-64, the uprobe syscall present).
+bool kernel_has_fast_uprobes();
 
 struct ProbeInfo {
     std::string_view provider;
@@ -46,9 +63,11 @@ struct ProbeSet {
     std::unique_ptr<ElfObject> object;
     std::vector<ProbeInfo> probes;  // in order of first appearance
     std::vector<SiteInfo> sites;    // every site, grouped by probe (in the order of `probes`)
+    std::vector<AttachPath> attach; // per site, as `sites`: decided while reading (see attach_path)
     // What views point into besides the object's mapping: the sites'
     // argument strings (copied out of .note.stapsdt, which is read through
-    // a window, never kept) and the probes' provider and name.
+    // a window, never kept; each distinct string once) and the probes'
+    // provider and name.
     std::unique_ptr<char[]> args_text;
     std::deque<std::string> strings;
     std::vector<std::unique_ptr<ProbeMeta>> metas;

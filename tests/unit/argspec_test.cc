@@ -471,6 +471,46 @@ TEST_CASE("argspec: parse_args splits on blanks outside brackets", "[argspec]") 
     CHECK(v[11].reg == "sil");
 }
 
+TEST_CASE("argspec: next_arg splits as parse_args does", "[argspec]") {
+    using probekit::elf::next_arg;
+    auto pieces = [](std::string_view args) {
+        std::vector<std::string> out;
+        size_t pos = 0;
+        std::string_view piece;
+        while (next_arg(args, pos, piece)) out.emplace_back(piece);
+        CHECK(pos <= args.size());
+        return out;
+    };
+    using V = std::vector<std::string>;
+    CHECK(pieces("").empty());
+    CHECK(pieces(" \t\n").empty());
+    CHECK(pieces("-4@%edi") == V{"-4@%edi"});
+    CHECK(pieces("  -4@%edi    8@$5  ") == V{"-4@%edi", "8@$5"});
+    CHECK(pieces("-4@%esi -4@-24(%rbp) 8@%rdx") == V{"-4@%esi", "-4@-24(%rbp)", "8@%rdx"});
+    CHECK(pieces("-4@[sp, 96] 8@x0 -8@[x29, -8]") == V{"-4@[sp, 96]", "8@x0", "-8@[x29, -8]"});
+    CHECK(pieces("8@(%rbp 4@%eax") == V{"8@(%rbp", "4@%eax"});
+    CHECK(pieces("-4@[sp, 16 8@x0") == V{"-4@[sp, 16", "8@x0"});
+    CHECK(pieces("-4@%edi\t8@%rax\n") == V{"-4@%edi", "8@%rax"});
+    CHECK(pieces("8@%rax)x 4@\x01%eax") == V{"8@%rax)x", "4@\x01%eax"});
+    CHECK(pieces("8@%lo(sym)(a5) -4@8(%r15)") == V{"8@%lo(sym)(a5)", "-4@8(%r15)"});
+
+    // Every piece parses to what parse_args gives for that position.
+    for (std::string_view args : {"-4@-1204(%rbp) -4@%edi -8@%r8 -4@$5", "-4@[fp, #-8] -4@#5 -4@r0", "8@(%rbp 4@%eax",
+                                  "-4@%edi 3@%eax garbage 8@%rax", "   ", "-4@[sp, 16 8@x0"}) {
+        for (Arch arch : {Arch::X86_64, Arch::AArch64, Arch::Arm}) {
+            auto all = parse_args(args, arch);
+            auto ps = pieces(args);
+            REQUIRE(all.size() == ps.size());
+            for (size_t i = 0; i < ps.size(); ++i) {
+                auto one = parse_arg(ps[i], arch);
+                CHECK(one.text == all[i].text);
+                CHECK(one.kind == all[i].kind);
+                CHECK(one.error == all[i].error);
+            }
+        }
+    }
+}
+
 TEST_CASE("argspec: arch mapping", "[argspec]") {
     using probekit::elf::arch_from_elf;
     using probekit::elf::arch_name;
