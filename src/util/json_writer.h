@@ -86,6 +86,19 @@ public:
         return *this;
     }
 
+    // One value written by the caller, straight into the buffer (already
+    // valid JSON: a fragment rendered once and repeated, a hand-assembled
+    // object): the writer puts the comma before it.
+    OutBuffer& raw_value() {
+        comma();
+        return out_;
+    }
+    JsonWriter& raw_value(std::string_view json) {
+        comma();
+        out_.append(json);
+        return *this;
+    }
+
 private:
     JsonWriter& open(char c) {
         comma();

@@ -58,6 +58,9 @@ public:
     }
     // What is buffered (everything, without a sink).
     std::string_view view() const { return {buf_.get(), static_cast<size_t>(p_ - buf_.get())}; }
+    size_t size() const { return static_cast<size_t>(p_ - buf_.get()); }
+    // Drops what is buffered, unwritten.
+    void clear() { p_ = buf_.get(); }
 
 private:
     void make_room(size_t n) {
