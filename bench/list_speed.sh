@@ -4,8 +4,9 @@
 # gdb info probes and stap -L (stub kernel tree), all on the same binary in
 # one hyperfine run; peak memory (max RSS) of probekit and readelf.
 # Usage: bench/list_speed.sh   (env: PROBEKIT, RUNS, RESULTS, WORK)
-# The memory figures assume a static probekit (meson -Dstatic_probekit=true):
-# a dynamic one starts with 4.2 MB of shared libraries resident.
+# The memory figures assume a static probekit, which release builds are by
+# default (meson.build): a dynamic one starts with 4.2 MB of shared
+# libraries resident.
 # Writes RESULTS/list_speed_20k.json, list_speed_200k.json, list_memory.txt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

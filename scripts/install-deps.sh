@@ -8,6 +8,8 @@ PACKAGES=(
   meson ninja-build pkg-config g++ clang lld mold python3
   # libraries
   systemtap-sdt-dev libelf-dev libdw-dev liburcu-dev libcli11-dev nlohmann-json3-dev
+  # the static probekit of release builds: libelf.a needs libz.a
+  zlib1g-dev
   # tests: Catch2, sanitizer and fuzzer runtimes, and the real consumers
   catch2 libclang-rt-14-dev gdb systemtap bpftrace linux-perf elfutils binutils
   # benchmarks
