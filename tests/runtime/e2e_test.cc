@@ -7,9 +7,11 @@
 
 #include <probekit/runtime.hpp>
 
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "e2e_probes.h"
@@ -165,4 +167,57 @@ TEST_CASE("dlopen registers an object's probes and dlclose removes them", "[e2e]
   ls.clear();
   CHECK_FALSE(E2E_REQ_START_ENABLED());
   probekit_unsubscribe(note, &notes);
+}
+
+namespace {
+struct Attach {
+  std::atomic<int> calls{0};
+  int attached = 0;
+};
+void attach_module_probes(const probekit_probe *p, probekit_notification what, void *data) {
+  auto *a = static_cast<Attach *>(data);
+  // Only the module's descriptors: the executable's were loaded first and
+  // are not inserted again.
+  if (what == PROBEKIT_PROBE_INSERTED && std::strcmp(p->provider, "e2e") == 0 &&
+      std::strcmp(p->name, "tick") == 0) {
+    auto cb = [](const probekit_event *, void *d) { ++static_cast<Attach *>(d)->calls; };
+    if (probekit_callback_register(p->desc, cb, a, 42) == PROBEKIT_OK) ++a->attached;
+  }
+}
+}  // namespace
+
+TEST_CASE("dlopen and dlclose while other threads fire probes", "[e2e][dlopen][stress]") {
+  std::atomic<long> exe_calls{0};
+  auto l = probekit::listen<int, const char *>("e2e", "req__start", [&](int, const char *) { ++exe_calls; });
+  REQUIRE(l);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> firing;
+  std::atomic<long> fired{0};
+  for (int t = 0; t < 2; ++t) {
+    firing.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        E2E_REQ_START_GATED(1, "/storm");
+        fired.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  Attach a;
+  REQUIRE(probekit_subscribe(attach_module_probes, &a) == PROBEKIT_OK);
+  const int rounds = 30;
+  for (int i = 0; i < rounds; ++i) {
+    void *h = dlopen(PROBEKIT_E2E_MODULE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(h != nullptr);
+    auto tick = reinterpret_cast<void (*)()>(dlsym(h, "e2e_module_tick"));
+    REQUIRE(tick != nullptr);
+    tick();
+    tick();
+    dlclose(h);  // drops the module's callback
+  }
+  stop = true;
+  for (auto &t : firing) t.join();
+  probekit_unsubscribe(attach_module_probes, &a);
+  CHECK(a.attached == rounds);
+  CHECK(a.calls == 2 * rounds);
+  CHECK(exe_calls.load() == fired.load());
+  CHECK(probekit_callback_unregister_key(42) == 0);  // nothing left behind
 }
