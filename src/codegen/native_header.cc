@@ -100,7 +100,11 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long l
    step (dtrace -G) is needed. */
 #define PROBEKIT_GEN_V1_GATE(sem) \
   __attribute__((__weak__, __visibility__("hidden"), __section__(".probes"), __aligned__(4), __used__)) volatile unsigned int sem
-#define PROBEKIT_GEN_V1_ENABLED(sem) (__builtin_expect(sem != 0, 0))
+/* A relaxed atomic load of a volatile word: one plain `mov`, never hoisted
+   out of a loop, and race-free against the runtime's atomic updates of the
+   in-process half (TSan agrees). */
+#define PROBEKIT_GEN_V1_LOAD(sem) __atomic_load_n(&(sem), __ATOMIC_RELAXED)
+#define PROBEKIT_GEN_V1_ENABLED(sem) (__builtin_expect(PROBEKIT_GEN_V1_LOAD(sem) != 0, 0))
 #endif /* PROBEKIT_GEN_HELPERS_V1 */
 )helpers";
 
@@ -119,10 +123,12 @@ extern void probekit_unregister_v1(struct probekit_probe_v1 *, struct probekit_p
 extern void probekit_dispatch_v1(struct probekit_probe_v1 *, const unsigned long long *) __attribute__((__weak__));
 extern struct probekit_probe_v1 __start_probekit_probes_v1[] __attribute__((__weak__, __visibility__("hidden")));
 extern struct probekit_probe_v1 __stop_probekit_probes_v1[] __attribute__((__weak__, __visibility__("hidden")));
-static void __attribute__((__constructor__, __used__)) probekit_gen_v1_register(void) {
+/* Priority 101, the first one programs may use: the object's probes are
+   registered before any ordinary static constructor could listen to them. */
+static void __attribute__((__constructor__(101), __used__)) probekit_gen_v1_register(void) {
   if (probekit_register_v1) probekit_register_v1(__start_probekit_probes_v1, __stop_probekit_probes_v1);
 }
-static void __attribute__((__destructor__, __used__)) probekit_gen_v1_unregister(void) {
+static void __attribute__((__destructor__(101), __used__)) probekit_gen_v1_unregister(void) {
   if (probekit_unregister_v1) probekit_unregister_v1(__start_probekit_probes_v1, __stop_probekit_probes_v1);
 }
 #ifdef __cplusplus
@@ -133,14 +139,14 @@ static void __attribute__((__destructor__, __used__)) probekit_gen_v1_unregister
 /* In a gated probe's out-of-line site: in-process listeners, if any. */
 #define PROBEKIT_GEN_V1_DISPATCH(prov, name, ...)                                        \
   do {                                                                                   \
-    if (__builtin_expect((prov##_##name##_semaphore >> 16) != 0, 0) && probekit_dispatch_v1) { \
+    if (__builtin_expect((PROBEKIT_GEN_V1_LOAD(prov##_##name##_semaphore) >> 16) != 0, 0) && probekit_dispatch_v1) { \
       const unsigned long long probekit_gen_v1_args[] = {__VA_ARGS__};                   \
       probekit_dispatch_v1(&probekit_gen_v1_desc_##prov##_##name, probekit_gen_v1_args); \
     }                                                                                    \
   } while (0)
 #define PROBEKIT_GEN_V1_DISPATCH0(prov, name)                                            \
   do {                                                                                   \
-    if (__builtin_expect((prov##_##name##_semaphore >> 16) != 0, 0) && probekit_dispatch_v1) \
+    if (__builtin_expect((PROBEKIT_GEN_V1_LOAD(prov##_##name##_semaphore) >> 16) != 0, 0) && probekit_dispatch_v1) \
       probekit_dispatch_v1(&probekit_gen_v1_desc_##prov##_##name, 0);                    \
   } while (0)
 #else /* no descriptors on other architectures (the sys/sdt.h marker): no listeners yet */

@@ -25,7 +25,7 @@ TEST_CASE("native header: gate, typed C wrappers and C++ checks") {
     CHECK(has("#ifndef PROBEKIT_MARKER_V1"));  // the marker is embedded
     CHECK(has("__weak__, __visibility__(\"hidden\"), __section__(\".probes\"), __aligned__(4), __used__)) volatile unsigned int sem"));
     CHECK(has("\nPROBEKIT_GEN_V1_GATE(app_req__start_semaphore);\n"));
-    CHECK(has("#define PROBEKIT_GEN_V1_ENABLED(sem) (__builtin_expect(sem != 0, 0))"));
+    CHECK(has("#define PROBEKIT_GEN_V1_ENABLED(sem) (__builtin_expect(PROBEKIT_GEN_V1_LOAD(sem) != 0, 0))"));
     CHECK(has("#define APP_REQ_START_ENABLED() PROBEKIT_GEN_V1_ENABLED(app_req__start_semaphore)"));
     // Both languages share the probe's macros; what they expand to differs.
     CHECK(has("#define APP_REQ_START(arg1, arg2, arg3) PROBEKIT_GEN_V1_PLAIN(probekit_app_req__start)(arg1, arg2, arg3)"));
