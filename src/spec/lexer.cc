@@ -55,7 +55,7 @@ public:
             if (ident_start(c)) {
                 size_t start = pos_;
                 while (pos_ < src_.size() && ident_char(src_[pos_])) ++pos_;
-                out.emplace_back(TokenKind::Ident, std::string(src_.substr(start, pos_ - start)), std::move(loc));
+                out.push_back(Token{TokenKind::Ident, std::string(src_.substr(start, pos_ - start)), std::move(loc)});
                 continue;
             }
             if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -81,7 +81,7 @@ public:
             }
             if (std::ispunct(static_cast<unsigned char>(c))) {
                 advance();
-                out.emplace_back(TokenKind::Punct, std::string(1, c), std::move(loc));
+                out.push_back(Token{TokenKind::Punct, std::string(1, c), std::move(loc)});
                 continue;
             }
             char buf[64];
