@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds probekit and runs every test: unit tests and tool tests under
-# ASan+UBSan with -Werror, then the spec fuzzer for a bounded time.
+# ASan+UBSan with -Werror, the fuzzers for a bounded time, and the runtime's
+# concurrent tests under TSan.
 # Ends with one line "N passed, N failed[, N skipped]"; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,16 @@ fi
 ninja -C $fuzzbuild tests/fuzz/spec_fuzzer || exit 1
 meson test -C $fuzzbuild --print-errorlogs --suite fuzz || status=1
 
-python3 - $build/meson-logs/testlog.json $fuzzbuild/meson-logs/testlog.json <<'PY' || status=1
+# The runtime's concurrent tests again under ThreadSanitizer (a build of its
+# own: TSan cannot share a process with ASan).
+tsanbuild=build-tsan
+if [[ ! -f $tsanbuild/build.ninja ]]; then
+  meson setup $tsanbuild -Dwerror=true -Db_sanitize=thread -Db_lundef=false || exit 1
+fi
+ninja -C $tsanbuild tests/runtime/runtime_tests tests/runtime/runtime_stress_tests || exit 1
+meson test -C $tsanbuild --no-rebuild --print-errorlogs runtime runtime_stress || status=1
+
+python3 - $build/meson-logs/testlog.json $fuzzbuild/meson-logs/testlog.json $tsanbuild/meson-logs/testlog.json <<'PY' || status=1
 import json, sys
 passed = failed = skipped = 0
 for path in sys.argv[1:]:

@@ -1,5 +1,4 @@
 // `probekit list`: the probes of binaries or of a running process.
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "elf/inventory.h"
+#include "spec/probe_glob.h"
 #include "tools/probekit/commands.h"
 #include "util/json_writer.h"
 #include "util/out_buffer.h"
@@ -28,26 +28,8 @@ struct ListArgs {
     std::vector<std::string> globs;
 };
 
-std::string display(std::string_view name) {
-    std::string s(name);
-    for (size_t i = s.find("__"); i != std::string::npos; i = s.find("__", i + 1)) s.replace(i, 2, "-");
-    return s;
-}
-
-// 'provider:name' globs; a pattern without ':' matches the probe name in any
-// provider. Names match as written (req__start) or as consumers show them (req-start).
 bool matches(const std::vector<std::string>& globs, const ProbeInfo& p) {
-    if (globs.empty()) return true;
-    const std::string prov(p.provider), name(p.name), shown = display(p.name);
-    for (const auto& g : globs) {
-        auto colon = g.find(':');
-        std::string gp = colon == std::string::npos ? "*" : g.substr(0, colon);
-        std::string gn = colon == std::string::npos ? g : g.substr(colon + 1);
-        if (fnmatch(gp.c_str(), prov.c_str(), 0) == 0 &&
-            (fnmatch(gn.c_str(), name.c_str(), 0) == 0 || fnmatch(gn.c_str(), shown.c_str(), 0) == 0))
-            return true;
-    }
-    return false;
+    return spec::matches_probe_glob(globs, p.provider, p.name);
 }
 
 bool any_match(const std::vector<std::string>& globs, const ObjectReport& o) {
