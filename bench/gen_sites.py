@@ -38,6 +38,13 @@ ARG_TYPES = [("int", 30), ("long", 10), ("unsigned long", 15), ("uint64_t", 20),
 VARIANTS = ("none", "gated", "plain", "sdt", "sdt_gated", "call_gated")
 
 
+# --plain-args: each argument is one of the function's locals as it is, so
+# that what a variant adds over `none` is the probe itself, not the
+# computation of its arguments (which `none` drops).
+PLAIN_ARG = {"int": "a", "long": "l", "unsigned long": "b", "uint64_t": "h", "const char *": "s",
+             "struct conn *": "c", "double": "d"}
+
+
 def arg_expr(rng, t, k):
     """An argument of type t computed from the locals a (int), b (unsigned long),
     h (uint64_t), s (const char *), c (struct conn *)."""
@@ -58,7 +65,7 @@ def arg_expr(rng, t, k):
     raise ValueError(t)
 
 
-def generate(outdir, funcs, sites, nprobes, seed, provider, work=False):
+def generate(outdir, funcs, sites, nprobes, seed, provider, work=False, plain_args=False):
     rng = random.Random(seed)
     P = provider.upper()
     probes = []
@@ -100,14 +107,16 @@ def generate(outdir, funcs, sites, nprobes, seed, provider, work=False):
     for fi in range(funcs):
         body.append(f"unsigned long bench_fn{fi}(int x, unsigned long y, const char *s, struct conn *c) {{\n")
         body.append(f"  int a = x + {fi}; unsigned long b = y * 3 + {fi}; uint64_t h = b ^ 0x9e3779b97f4a7c15ull;\n")
+        if plain_args:
+            body.append("  long l = (long)b - a; double d = a * 0.5;\n")
         for si in range(sites):
             k = rng.randrange(1, 1000)
             name, types = probes[rng.randrange(nprobes)]
-            args = ", ".join(arg_expr(rng, t, k) for t in types)
+            args = ", ".join(PLAIN_ARG[t] if plain_args else arg_expr(rng, t, k) for t in types)
             if work:
                 body.append(f"  a = (int)((unsigned)a * 7u + {k}u); b += (unsigned long)a; h ^= b << {1 + k % 13};\n")
             body.append(("@", macro(name), args))
-        body.append("  return (unsigned long)a + b + h;\n}\n\n")
+        body.append("  return (unsigned long)a + b + h" + (" + (unsigned long)l + (unsigned long)d" if plain_args else "") + ";\n}\n\n")
 
     fire = {
         "none": lambda m, a: f"  {m}({a});\n",
@@ -138,9 +147,11 @@ def main():
     ap.add_argument("--provider", default="bench")
     ap.add_argument("--work", action="store_true",
                     help="update the locals before every site (a heavier baseline: more code per site)")
+    ap.add_argument("--plain-args", action="store_true",
+                    help="pass locals as they are: the variants then differ by the probe alone")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
-    generate(a.outdir, a.funcs, a.sites, a.probes, a.seed, a.provider, a.work)
+    generate(a.outdir, a.funcs, a.sites, a.probes, a.seed, a.provider, a.work, a.plain_args)
 
 
 if __name__ == "__main__":
