@@ -163,10 +163,6 @@ bool typed(const spec::Probe& p) {
     return true;
 }
 
-std::string arg_label(const spec::Arg& a, size_t i) {
-    return a.name.empty() ? "arg" + std::to_string(i + 1) : a.name;
-}
-
 std::string declared(const spec::Arg& a) {
     return a.type.spelling() + (a.name.empty() ? "" : " " + a.name);
 }
@@ -360,8 +356,7 @@ void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const
         const CxxArg& c = args[i] = cxx_arg(a);
         const std::string type = a.type.spelling();
         out.raw("    PROBEKIT_GEN_V1_CHECK(", i + 1, ", ", c.check, ", \"", CEscaped{nm.id}, "\", \"");
-        if (a.name.empty()) out.raw("arg", i + 1);
-        else out.raw(CEscaped{a.name});
+        out.raw(CEscaped{spec::arg_label(a.name, i)});
         out.raw("\", \"", nm.macro, "\", \"", c.expects);
         if (!c.detail.empty()) out.raw(" (", CEscaped{c.detail}, ")");
         out.raw("; the spec declares '", CEscaped{type});
@@ -405,7 +400,7 @@ void emit_c_untyped(Text& out, const spec::Provider& prov, const spec::Probe& p,
         args.push_back({a, "PROBEKIT_ARGSIZE(" + a + ")"});
         checks += "_Static_assert(__builtin_classify_type" + a + " != 12 && __builtin_classify_type" + a +
                   " != 13 && (__builtin_classify_type" + a + " == 5 || sizeof" + a + " <= 8), \"" +
-                  c_escape(nm.id + ": argument " + std::to_string(i + 1) + " '" + arg_label(p.args[i], i) +
+                  c_escape(nm.id + ": argument " + std::to_string(i + 1) + " '" + spec::arg_label(p.args[i].name, i) +
                            "' must be a scalar of at most 8 bytes") + "\"); ";
     }
     const std::string meta = marker.writes_metadata() ? spec::meta_macro_name(prov.name, p.name) : "";
