@@ -67,7 +67,7 @@ void check_diagnostics(const probekit::spec::Diagnostics& diags, std::string_vie
         } else {
             // Any other file name must have come from a linemarker in the input.
             check(renamed);
-            check(starts_with(f, d.loc.file));
+            check(starts_with(f, d.loc.file.str()));
         }
     }
 }
