@@ -18,8 +18,11 @@ import concurrent.futures
 import os
 import re
 import shutil
+import signal
 import struct
+import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -559,3 +562,63 @@ class Timer:
 
     def done(self):
         print(f"[{self.label}] total {time.monotonic() - self.t0:.1f}s")
+
+
+TRACEFS = "/sys/kernel/tracing"
+
+
+def need_bpftrace():
+    """Skips (with the reason) unless bpftrace can attach uprobes here: root,
+    tracefs mounted (mounted here if it is not), a BPF program that runs."""
+    need("bpftrace")
+    if os.geteuid() != 0:
+        skip("bpftrace needs root to attach uprobes")
+    if not os.path.exists(os.path.join(TRACEFS, "uprobe_events")):
+        r = run(["mount", "-t", "tracefs", "nodev", TRACEFS])
+        if not os.path.exists(os.path.join(TRACEFS, "uprobe_events")):
+            skip(f"tracefs is not mounted at {TRACEFS} and mounting it failed: {r.stderr.strip()}")
+    smoke = run(["bpftrace", "-e", 'BEGIN { printf("pk-smoke-ok\\n"); exit(); }'], timeout=120)
+    if "pk-smoke-ok" not in smoke.stdout:
+        skip(f"bpftrace cannot run BPF programs here: {smoke.stderr.strip()[-500:]}")
+
+
+def attach_then_run(bpftrace_argv, prog_argv, timeout=300):
+    """Starts bpftrace, waits until its BEGIN clause prints PKREADY (every
+    probe attached), then runs the program, lets bpftrace print the last
+    events and stops it. Used where `bpftrace -c` does not do: probes in a
+    library the program has not loaded yet, or a script attaching many usdt
+    probes (it can miss their first hits). Returns bpftrace's stdout, its
+    stderr, its exit status, and the program's CompletedProcess (None when
+    bpftrace never got ready)."""
+    bt = subprocess.Popen(bpftrace_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    out, err = [], []
+    ready = threading.Event()
+
+    def pump(stream, sink, watch):
+        for line in stream:
+            sink.append(line)
+            if watch and line.startswith("PKREADY"):
+                ready.set()
+
+    threads = [threading.Thread(target=pump, args=(bt.stdout, out, True), daemon=True),
+               threading.Thread(target=pump, args=(bt.stderr, err, False), daemon=True)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 120
+    while not ready.is_set() and bt.poll() is None and time.monotonic() < deadline:
+        ready.wait(0.1)
+    prog = None
+    if ready.is_set():
+        time.sleep(0.3)
+        prog = run(prog_argv, timeout=timeout)
+        time.sleep(0.5)   # let bpftrace print the last events
+    if bt.poll() is None:
+        bt.send_signal(signal.SIGINT)
+    try:
+        bt.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        bt.kill()
+        bt.wait()
+    for t in threads:
+        t.join(timeout=10)
+    return "".join(out), "".join(err), bt.returncode, prog

@@ -32,28 +32,12 @@ semaphore from its file offset (ref_ctr_offset): see check_gate.
 """
 import os
 import re
-import signal
-import subprocess
-import threading
-import time
 
-from consumer_common import (Builder, Elf, Timer, Variant, expect, finish, gated_runs, need, notes, run, run_prog,
-                             skip, COMDAT_FROM_LIB, COMDAT_FROM_MAIN, GATE_BASE, PREFIXES, PROVIDER,
+from consumer_common import (Builder, Elf, Timer, Variant, attach_then_run, expect, finish, gated_runs, need_bpftrace,
+                             notes, run, run_prog, COMDAT_FROM_LIB, COMDAT_FROM_MAIN, GATE_BASE, PREFIXES, PROVIDER,
                              STRING_ARGS, VALUES)
 
-need("bpftrace")
-if os.geteuid() != 0:
-    skip("bpftrace needs root to attach uprobes")
-
-TRACEFS = "/sys/kernel/tracing"
-if not os.path.exists(os.path.join(TRACEFS, "uprobe_events")):
-    r = run(["mount", "-t", "tracefs", "nodev", TRACEFS])
-    if not os.path.exists(os.path.join(TRACEFS, "uprobe_events")):
-        skip(f"tracefs is not mounted at {TRACEFS} and mounting it failed: {r.stderr.strip()}")
-
-smoke = run(["bpftrace", "-e", 'BEGIN { printf("pk-smoke-ok\\n"); exit(); }'], timeout=120)
-if "pk-smoke-ok" not in smoke.stdout:
-    skip(f"bpftrace cannot run BPF programs here: {smoke.stderr.strip()[-500:]}")
+need_bpftrace()
 
 timer = Timer("bpftrace")
 MAX_ARGS = 6      # bpftrace 0.17: arg0..arg5
@@ -109,42 +93,11 @@ def bpftrace(b, script, mode, count, delay):
         r = run(["bpftrace", "-e", script, "-c", argv], timeout=300)
         return r.stdout, r.stderr, r.returncode
     # Probes in a library: attach first (all processes), then run.
-    bt = subprocess.Popen(["bpftrace", "-e", 'BEGIN { printf("PKREADY\\n"); }\n' + script],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
-    out, err = [], []
-    ready = threading.Event()
-
-    def pump(stream, sink, watch):
-        for line in stream:
-            sink.append(line)
-            if watch and line.startswith("PKREADY"):
-                ready.set()
-
-    threads = [threading.Thread(target=pump, args=(bt.stdout, out, True), daemon=True),
-               threading.Thread(target=pump, args=(bt.stderr, err, False), daemon=True)]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + 120
-    while not ready.is_set() and bt.poll() is None and time.monotonic() < deadline:
-        ready.wait(0.1)
-    prog = None
-    if ready.is_set():
-        time.sleep(0.3)
-        prog = run(argv.split(), timeout=300)
-        time.sleep(0.5)   # let bpftrace print the last events
-    if bt.poll() is None:
-        bt.send_signal(signal.SIGINT)
-    try:
-        bt.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        bt.kill()
-        bt.wait()
-    for t in threads:
-        t.join(timeout=10)
-    text = "".join(out) + (prog.stdout if prog else "")
-    rc = bt.returncode if prog is None else (prog.returncode or 0)
-    return text, "".join(err) + (prog.stderr if prog else "\nbpftrace never attached"), rc
-
+    out, err, bt_rc, prog = attach_then_run(["bpftrace", "-e", 'BEGIN { printf("PKREADY\\n"); }\n' + script],
+                                            argv.split())
+    text = out + (prog.stdout if prog else "")
+    rc = bt_rc if prog is None else (prog.returncode or 0)
+    return text, err + (prog.stderr if prog else "\nbpftrace never attached"), rc
 
 def check_listing(b):
     for elf, want in b.elfs.items():
