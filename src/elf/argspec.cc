@@ -759,17 +759,12 @@ std::vector<ArgSpec> parse_args(std::string_view args, Arch arch) {
     return out;
 }
 
-bool detail::next_arg_brackets(std::string_view args, size_t& pos, std::string_view& piece) {
+bool detail::next_arg_brackets(std::string_view args, size_t begin, size_t& pos, std::string_view& piece) {
     const auto& cls = kSplitClass;
     const size_t n = args.size();
     const char* s = args.data();
-    size_t i = pos;
-    while (i < n && cls[static_cast<unsigned char>(s[i])] == 1) ++i;
-    if (i >= n) {
-        pos = n;
-        return false;
-    }
-    const size_t b = i;
+    const size_t b = begin;
+    size_t i = begin;
     int depth = 0;
     for (;; ++i) {
         while (i < n && !cls[static_cast<unsigned char>(s[i])]) ++i;

@@ -67,8 +67,9 @@ inline constexpr auto kSplitClass = [] {
     for (char c : {'[', ']', '(', ')'}) t[static_cast<unsigned char>(c)] = 2;
     return t;
 }();
-// next_arg for an argument with brackets, where a blank does not always end it.
-bool next_arg_brackets(std::string_view args, size_t& pos, std::string_view& piece);
+// The rest of next_arg for an argument with brackets (starting at `begin`,
+// blanks already skipped), where a blank does not always end it.
+bool next_arg_brackets(std::string_view args, size_t begin, size_t& pos, std::string_view& piece);
 }  // namespace detail
 
 // The arguments of a note's argument string one at a time, split exactly as
@@ -90,7 +91,7 @@ inline bool next_arg(std::string_view args, size_t& pos, std::string_view& piece
     }
     const size_t b = i;
     while (i < n && cls[static_cast<unsigned char>(s[i])] == 0) ++i;
-    if (i < n && cls[static_cast<unsigned char>(s[i])] == 2) return detail::next_arg_brackets(args, pos, piece);
+    if (i < n && cls[static_cast<unsigned char>(s[i])] == 2) return detail::next_arg_brackets(args, b, pos, piece);
     piece = std::string_view(s + b, i - b);
     pos = i;
     return true;
