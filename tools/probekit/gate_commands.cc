@@ -97,11 +97,12 @@ void report(const GateArgs& a, const char* verb, const char* mode, const char* h
     }
 }
 
-uint16_t external_now(pid_t pid, const Gate& g) {
-    elf::ProcessMemory mem;
+// The SDT half of a gate as it is now (0 when it cannot be read: the report
+// only shows it, the kernel did the change).
+uint16_t external_now(const elf::ProcessMemory& mem, const Gate& g) {
     std::string e;
     uint16_t v = 0;
-    if (mem.open(pid, e)) mem.read(g.address, &v, sizeof v, e);
+    mem.read(g.address, &v, sizeof v, e);
     return v;
 }
 
@@ -131,14 +132,17 @@ int hold(const GateArgs& a, const std::vector<Gate>& gates) {
     sigprocmask(SIG_BLOCK, &stop, nullptr);  // taken with sigtimedwait below, so release always runs
     std::vector<control::UprobeHold> holds(gates.size());
     std::vector<Change> changes;
+    elf::ProcessMemory mem;
+    std::string unreadable;
+    mem.open(a.pid, unreadable);
     for (size_t i = 0; i < gates.size(); ++i) {
-        const uint16_t before = external_now(a.pid, gates[i]);
+        const uint16_t before = external_now(mem, gates[i]);
         std::string error;
         if (!holds[i].open(a.pid, gates[i], error)) {
             std::fprintf(stderr, "probekit enable: error: %s\n", error.c_str());
             return 1;  // the holds taken so far close with `holds`
         }
-        changes.push_back({&gates[i], before, external_now(a.pid, gates[i])});
+        changes.push_back({&gates[i], before, external_now(mem, gates[i])});
     }
     report(a, "enabled", "kernel", "kernel uprobes, held until this command ends", changes);
     std::fflush(stdout);
