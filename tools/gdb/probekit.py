@@ -153,10 +153,10 @@ def all_probes():
 
 
 def find_probe(provider, name, path=None):
-    for p in all_probes():
-        if p.provider == provider and p.name == name and (path is None or os.path.samefile(p.path, path)):
-            return p
-    return None
+    """The probe from the object at path, or from the first object that has it."""
+    found = [p for p in all_probes() if p.provider == provider and p.name == name]
+    real = os.path.realpath(path) if path else None
+    return next((p for p in found if os.path.realpath(p.path) == real), found[0] if found else None)
 
 
 def matches(probe, pattern):
@@ -220,16 +220,19 @@ def arguments_line(probe):
 _WHERE = re.compile(r"^\s*stap\s+(\S+)\s+(\S+)\s+(0x[0-9a-f]+)\s+(?:0x[0-9a-f]+\s+)?(.+?)\s*$", re.M)
 
 
-def probe_at_pc():
-    """The probekit probe the selected frame is stopped at, or None."""
+def probe_at_pc(provider=None, name=None):
+    """The probekit probe the selected frame is stopped at, or None. Knowing
+    the probe's name narrows gdb's listing to its sites (a whole listing
+    takes seconds on a binary with thousands of sites)."""
     try:
         pc = gdb.selected_frame().pc()
     except gdb.error:
         return None
+    filters = f" ^{re.escape(provider)}$ ^{re.escape(name)}$" if provider else ""
     # gdb's `info probes` has the relocated address of every site.
-    for m in _WHERE.finditer(gdb.execute("info probes stap", to_string=True)):
+    for m in _WHERE.finditer(gdb.execute("info probes stap" + filters, to_string=True)):
         if int(m.group(3), 16) == pc:
-            return find_probe(m.group(1), m.group(2), m.group(4)) or find_probe(m.group(1), m.group(2))
+            return find_probe(m.group(1), m.group(2), m.group(4))
     return None
 
 
@@ -272,7 +275,7 @@ class ProbeBreakpoint(gdb.Breakpoint):
         self.probe_key = (provider, name)
 
     def stop(self):
-        probe = probe_at_pc() or find_probe(*self.probe_key)
+        probe = probe_at_pc(*self.probe_key) or find_probe(*self.probe_key)
         if probe is not None:
             gdb.write(arguments_line(probe) + "\n")
         return True
