@@ -10,7 +10,9 @@ a custom_target running the installed `probekit compile`) and with CMake
 (find_package(probekit), probekit_compile(), probekit::probekit). Each
 program must print what the guide says it prints, link the installed
 libprobekit, and carry exactly the guide's probes (`probekit list`); editing
-probes.d must regenerate the header on the next build.
+probes.d must regenerate the header on the next build. A third CMake build
+uses probekit_compile()'s OUTPUT, OPTIONS and other formats and links
+probekit::probekit_static; a bad FORMAT and a too-new version are refused.
 
 When this build is sanitized, the outside builds get the same -fsanitize
 flags (an instrumented libprobekit needs the sanitizer runtimes).
@@ -99,6 +101,9 @@ env = dict(os.environ,
            PKG_CONFIG_SYSROOT_DIR=stage,
            CMAKE_PREFIX_PATH=root,
            LD_LIBRARY_PATH=at("libdir"))
+r = run(["pkg-config", "--static", "--libs", "probekit"], env=env)
+expect(all(f in r.stdout.split() for f in ("-lprobekit", "-lstdc++", "-lurcu-bp", "-lurcu-common")),
+       f"pkg-config --static --libs probekit names libprobekit's dependencies ({r.stdout.strip()})")
 r = run(["pkg-config", "--variable=probekit", "probekit"], env=env)
 expect(r.stdout.strip() == probekit, f"pkg-config --variable=probekit probekit names the installed compiler ({r.stdout.strip()})")
 
@@ -148,12 +153,52 @@ for tool, (configure, build) in builds.items():
     expect(r.returncode == 0 and "MYAPP_MORE_EDITED" in header,
            f"[{tool}] editing probes.d regenerates myapp_probes.h on the next build")
 
-# find_package checks the version: 0.x promises nothing across minor versions.
-other = os.path.join(d, "too-new")
-os.makedirs(other)
+# probekit_compile() with its other formats and options, libprobekit's
+# static target, and what it refuses.
+other = write_project("cmake-more")
 with open(os.path.join(other, "CMakeLists.txt"), "w") as f:
+    f.write("""cmake_minimum_required(VERSION 3.16)
+project(myapp C)
+find_package(probekit 0.1 REQUIRED)
+add_executable(myapp main.c)
+probekit_compile(myapp probes.d OUTPUT gen/probes.h OPTIONS --Werror)
+probekit_compile(myapp probes.d FORMAT json)
+probekit_compile(myapp probes.d FORMAT markdown OUTPUT doc/probes.md)
+target_link_libraries(myapp PRIVATE probekit::probekit_static)
+""")
+# main.c includes the header by its new name, from the include path
+# probekit_compile() adds (the build's gen/).
+with open(os.path.join(other, "main.c")) as f:
+    main_c = f.read().replace('#include "myapp_probes.h"', '#include "probes.h"')
+with open(os.path.join(other, "main.c"), "w") as f:
+    f.write(main_c)
+b = os.path.join(d, "build-cmake-more")
+if check(run([a.replace("@B@", b).replace("@S@", other) for a in builds["cmake"][0]], env=env, timeout=300),
+         "[cmake] configure: probekit_compile() with OUTPUT, OPTIONS, FORMAT json and markdown; probekit::probekit_static") and \
+        check(run(["cmake", "--build", b], env=env, timeout=300), "[cmake] build it"):
+    r = run([os.path.join(b, "myapp")], env=env)
+    expect(r.stdout == blocks.get("output"), "[cmake] myapp linked with the static libprobekit prints what the guide says"
+           + ("" if r.stdout == blocks.get("output") else f": {r.stdout!r} {r.stderr[-1500:]}"))
+    needed = run(["readelf", "-d", os.path.join(b, "myapp")], check=True).stdout
+    expect("libprobekit" not in needed, "[cmake] probekit::probekit_static links libprobekit.a, not the shared library")
+    manifest = json.load(open(os.path.join(b, "myapp_probes.json")))
+    expect("request__start" in json.dumps(manifest) and "request__done" in json.dumps(manifest),
+           "[cmake] FORMAT json wrote myapp_probes.json with both probes")
+    page = open(os.path.join(b, "doc", "probes.md")).read()
+    expect("A request was accepted." in page, "[cmake] FORMAT markdown OUTPUT doc/probes.md wrote the reference page with the docs")
+with open(os.path.join(other, "CMakeLists.txt"), "a") as f:
+    f.write("probekit_compile(myapp probes.d FORMAT stap)\n")
+r = run(["cmake", "-S", other, "-B", os.path.join(d, "build-cmake-bad"), "-G", "Ninja"], env=env, timeout=300)
+flat = " ".join(r.stderr.split())
+expect(r.returncode != 0 and "probekit_compile: FORMAT must be header, json, gdb or markdown, not 'stap'" in flat,
+       "probekit_compile(... FORMAT stap) is refused at configure time, saying why" + ("" if r.returncode else f": {r.stderr[-800:]}"))
+
+# find_package checks the version: 0.x promises nothing across minor versions.
+too_new = os.path.join(d, "too-new")
+os.makedirs(too_new)
+with open(os.path.join(too_new, "CMakeLists.txt"), "w") as f:
     f.write("cmake_minimum_required(VERSION 3.16)\nproject(too_new C)\nfind_package(probekit 9.0 REQUIRED)\n")
-r = run(["cmake", "-S", other, "-B", os.path.join(other, "b"), "-G", "Ninja"], env=env, timeout=300)
+r = run(["cmake", "-S", too_new, "-B", os.path.join(too_new, "b"), "-G", "Ninja"], env=env, timeout=300)
 flat = " ".join(r.stderr.split())
 expect(r.returncode != 0 and 'compatible with requested version "9.0"' in flat and f"probekitConfig.cmake, version: {version}" in flat,
        "find_package(probekit 9.0) is refused, naming the installed version" + ("" if r.returncode else f": {r.stderr[-800:]}"))
