@@ -40,6 +40,10 @@ readelf -n "$SERVER" | grep -A3 'Provider: demo' | grep -E 'Name|Arguments' | pa
 step "... and as gdb sees them (info probes)"
 gdb -batch -ex 'info probes' "$SERVER" 2>/dev/null
 
+step "... and with probekit's gdb extension (tools/gdb/probekit.py): types, names and docs; a stop with the arguments"
+gdb -batch -x tools/gdb/probekit.py -ex 'info probekit demo:*' -ex 'probekit break demo:cache__stats' -ex 'run 3 10' \
+  "$SERVER" 2>/dev/null | grep -E '^(demo:|    )'
+
 step "Tracing live: gdb stops at demo:request__start and prints its arguments"
 cat > /tmp/probekit-demo.gdb <<'GDB'
 set pagination off

@@ -12,8 +12,10 @@ PACKAGES=(
   zlib1g-dev
   # tests: Catch2, sanitizer and fuzzer runtimes, and the real consumers
   catch2 libclang-rt-14-dev gdb systemtap bpftrace linux-perf elfutils binutils
-  # benchmarks
-  libbenchmark-dev valgrind hyperfine
+  # benchmarks, and their charts (bench/draw_charts.py)
+  libbenchmark-dev valgrind hyperfine gnuplot-nox
+  # the install test (an outside project built with CMake) and the man pages' test
+  cmake man-db groff-base
 )
 
 missing=()
