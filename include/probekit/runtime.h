@@ -183,6 +183,60 @@ PROBEKIT_API void probekit_synchronize(void);
 /* How many firings this thread ignored because of the depth limit. */
 PROBEKIT_API unsigned long long probekit_thread_dropped(void);
 
+/* ---- statedumps ---- */
+
+/* A statedump provider: a function of the application that fires probes
+   describing its current state (open connections, cache entries, ...), so
+   that a tracer which attaches late learns what happened before it. A
+   tracer requests a dump for its key; every provider then runs once for
+   that key, and the probes it fires are delivered only to that key's
+   callbacks (other tracers do not see them twice). A request stays until it
+   is cancelled: a provider registered later (a dlopened library) also runs
+   once for every key requested before. */
+typedef void (*probekit_statedump_fn)(uint64_t key, void *data);
+
+enum probekit_statedump_mode {
+  PROBEKIT_STATEDUMP_AGENT = 1,  /* run by the runtime's agent thread, started when the first such
+                                    provider registers (and again in a forked child) */
+  PROBEKIT_STATEDUMP_POLLING = 2 /* run by the application, on its thread, when it calls
+                                    probekit_statedump_poll */
+};
+
+struct probekit_statedump; /* a registered provider (opaque) */
+
+/* Registers fn(key, data) as a statedump provider named name (copied; the
+   runtime's statedump__begin/end probes carry it). Dumps for keys already
+   requested are pending at once. Returns PROBEKIT_OK and the handle in *out,
+   or E_INVALID (null fn, name or out, bad mode) or E_NO_MEMORY. */
+PROBEKIT_API int probekit_statedump_register(const char *name, probekit_statedump_fn fn, void *data,
+                                             enum probekit_statedump_mode mode, struct probekit_statedump **out);
+
+/* Removes the provider and drops its pending dumps. When it returns, its
+   function is not running and will not run again (called from inside the
+   provider's own dump, it returns without waiting for that dump). Returns
+   PROBEKIT_OK or E_NOT_FOUND (not registered). */
+PROBEKIT_API int probekit_statedump_unregister(struct probekit_statedump *provider);
+
+/* A POLLING provider: runs its pending dumps now, on this thread; returns
+   how many ran (0 when none was pending), or E_NOT_FOUND (not registered),
+   E_INVALID (an AGENT provider). */
+PROBEKIT_API int probekit_statedump_poll(struct probekit_statedump *provider);
+
+/* A tracer: asks every provider, present and future, to dump its state once
+   for key. Returns PROBEKIT_OK, E_EXISTS (key already requested) or
+   E_NO_MEMORY. Safe from any thread, also from callbacks and providers. */
+PROBEKIT_API int probekit_statedump_request(uint64_t key);
+
+/* Withdraws the request: dumps for key that have not started are dropped,
+   and when it returns none is running (except the one that called it, from
+   inside a provider). Returns PROBEKIT_OK or E_NOT_FOUND. */
+PROBEKIT_API int probekit_statedump_cancel(uint64_t key);
+
+/* How many dumps for key are pending or running (0 when all providers have
+   dumped for it). A tracer may poll this, or listen to the runtime's
+   probekit:statedump__end probe. */
+PROBEKIT_API int probekit_statedump_pending(uint64_t key);
+
 /* ---- reading argument values ---- */
 static inline unsigned long long probekit_arg_u64(const struct probekit_event *e, unsigned i) { return e->args[i]; }
 static inline long long probekit_arg_i64(const struct probekit_event *e, unsigned i) {

@@ -275,6 +275,134 @@ listener listen(const char *provider, const char *name, F &&f, std::uint64_t key
   return listen<Args...>(probekit_probe_find(provider, name), std::forward<F>(f), key);
 }
 
+// A registered statedump provider; the destructor unregisters it (waiting
+// for a dump in progress) and then destroys the function object.
+//
+//   auto sd = probekit::provide_statedump("cache", [&](std::uint64_t) {
+//     for (auto &e : cache) APP_CACHE_ENTRY_GATED(e.key, e.size);
+//   });
+class statedump_provider {
+public:
+  statedump_provider() = default;
+  statedump_provider(const statedump_provider &) = delete;
+  statedump_provider &operator=(const statedump_provider &) = delete;
+  statedump_provider(statedump_provider &&o) noexcept { swap(o); }
+  statedump_provider &operator=(statedump_provider &&o) noexcept {
+    if (this != &o) {
+      reset();
+      swap(o);
+    }
+    return *this;
+  }
+  ~statedump_provider() { reset(); }
+
+  int status() const { return status_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+  probekit_statedump *handle() const { return handle_; }
+
+  // A POLLING provider: runs its pending dumps on this thread (see
+  // probekit_statedump_poll).
+  int poll() const { return handle_ ? probekit_statedump_poll(handle_) : PROBEKIT_E_NOT_FOUND; }
+
+  int reset() {
+    if (!handle_) return PROBEKIT_OK;
+    int rc = probekit_statedump_unregister(handle_);
+    // Not running any more, and never again: the function object can go.
+    release_(data_);
+    handle_ = nullptr;
+    data_ = nullptr;
+    status_ = PROBEKIT_E_NOT_FOUND;
+    return rc;
+  }
+
+  // Used by provide_statedump(): takes ownership of data.
+  static statedump_provider make(const char *name, probekit_statedump_fn fn, void *data, void (*release)(void *),
+                                 probekit_statedump_mode mode) {
+    statedump_provider p;
+    int rc = probekit_statedump_register(name, fn, data, mode, &p.handle_);
+    if (rc != PROBEKIT_OK) {
+      release(data);
+      p.handle_ = nullptr;
+      p.status_ = rc;
+      return p;
+    }
+    p.data_ = data;
+    p.release_ = release;
+    p.status_ = PROBEKIT_OK;
+    return p;
+  }
+
+private:
+  void swap(statedump_provider &o) noexcept {
+    std::swap(handle_, o.handle_);
+    std::swap(data_, o.data_);
+    std::swap(release_, o.release_);
+    std::swap(status_, o.status_);
+  }
+
+  probekit_statedump *handle_ = nullptr;
+  void *data_ = nullptr;
+  void (*release_)(void *) = nullptr;
+  int status_ = PROBEKIT_E_NOT_FOUND;
+};
+
+namespace detail {
+template <class H>
+void statedump_trampoline(std::uint64_t key, void *data) {
+  static_cast<H *>(data)->f(key);
+}
+}  // namespace detail
+
+// f(std::uint64_t key) fires probes describing the current state. mode:
+// PROBEKIT_STATEDUMP_AGENT (the runtime's thread runs it) or
+// PROBEKIT_STATEDUMP_POLLING (the application calls poll()). Do not destroy
+// the provider from inside f.
+template <class F>
+statedump_provider provide_statedump(const char *name, F &&f,
+                                     probekit_statedump_mode mode = PROBEKIT_STATEDUMP_AGENT) {
+  static_assert(std::is_invocable_v<std::decay_t<F> &, std::uint64_t>,
+                "probekit::provide_statedump(name, f): f must be callable with std::uint64_t");
+  using H = detail::holder<std::decay_t<F>>;
+  H *h = new H{std::forward<F>(f)};
+  return statedump_provider::make(name, &detail::statedump_trampoline<H>, h, &H::release, mode);
+}
+
+// A tracer's statedump request for its key; cancelled by the destructor.
+class statedump_request {
+public:
+  statedump_request() = default;
+  explicit statedump_request(std::uint64_t key) : key_(key), status_(probekit_statedump_request(key)) {}
+  statedump_request(const statedump_request &) = delete;
+  statedump_request &operator=(const statedump_request &) = delete;
+  statedump_request(statedump_request &&o) noexcept
+      : key_(o.key_), status_(std::exchange(o.status_, PROBEKIT_E_NOT_FOUND)) {}
+  statedump_request &operator=(statedump_request &&o) noexcept {
+    if (this != &o) {
+      cancel();
+      key_ = o.key_;
+      status_ = std::exchange(o.status_, PROBEKIT_E_NOT_FOUND);
+    }
+    return *this;
+  }
+  ~statedump_request() { cancel(); }
+
+  int status() const { return status_; }
+  explicit operator bool() const { return status_ == PROBEKIT_OK; }
+  std::uint64_t key() const { return key_; }
+  // Dumps for the key not finished yet.
+  int pending() const { return probekit_statedump_pending(key_); }
+
+  int cancel() {
+    if (status_ != PROBEKIT_OK) return PROBEKIT_OK;
+    status_ = PROBEKIT_E_NOT_FOUND;
+    return probekit_statedump_cancel(key_);
+  }
+
+private:
+  std::uint64_t key_ = 0;
+  int status_ = PROBEKIT_E_NOT_FOUND;
+};
+
 }  // namespace probekit
 
 #endif  // PROBEKIT_RUNTIME_HPP
