@@ -41,8 +41,8 @@ template <class T> inline constexpr bool ok_string =
     std::is_convertible<typename std::decay<value_t<T>>::type, const char *>::value || has_c_str<value_t<T>>::value;
 template <class T> inline constexpr bool ok_any =
     std::is_scalar<typename std::decay<value_t<T>>::type>::value && sizeof(typename std::decay<value_t<T>>::type) <= 8;
-/* Numbers and pointers by value: no reference for the inliner to take apart
-   at every site. */
+/* Numbers and pointers by value, so the inliner has no reference to take
+   apart at every site (measured: within the noise, docs/benchmarks.md). */
 template <class To, class T> __attribute__((__always_inline__)) inline To to(T v) { return static_cast<To>(v); }
 template <class T> __attribute__((__always_inline__)) inline const void *to_pointer(T v) { return (const void *)v; }
 template <class T> __attribute__((__always_inline__)) inline const char *to_string(const T &v) {
@@ -122,17 +122,18 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long l
 /* The gated form: `call` runs when the gate is open. On x86-64 the test is
    one `cmpl` of the word and a `jne` in asm goto, rather than a C `if` on the
    load: the same aligned 32-bit read, executed every time (asm goto is
-   volatile), but a unit with thousands of gated sites compiles in about half
-   the time (docs/benchmarks.md, section 2). */
+   volatile), but gcc compiles a unit with thousands of gated sites in about
+   a third less time: a C branch per site is what costs (docs/benchmarks.md,
+   section 2). The path not taken is two instructions. */
 #if defined(__x86_64__)
-#define PROBEKIT_GEN_V1_IF_ENABLED(sem, call)                                              \
-  do {                                                                                     \
-    __label__ probekit_gen_v1_on;                                                          \
-    __asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(sem) : : probekit_gen_v1_on);          \
-    if (0) {                                                                               \
-    probekit_gen_v1_on:                                                                    \
-      call;                                                                                \
-    }                                                                                      \
+#define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) \
+  do { \
+    __label__ probekit_gen_v1_on; \
+    __asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(sem) : : probekit_gen_v1_on); \
+    if (0) { \
+    probekit_gen_v1_on: \
+      call; \
+    } \
   } while (0)
 #else
 #define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) do { if (PROBEKIT_GEN_V1_ENABLED(sem)) call; } while (0)
@@ -299,7 +300,7 @@ public:
         // NOP; hidden, so two shared objects never bind each other's copies),
         // and the tail of fire(): that call, or an inline site.
         std::vector<SiteArg> by_type, by_value, c_args;
-        std::string cparams, c_params = n ? "" : "void", c_macro_params, c_fmacro_params;
+        std::string cparams, c_params = n ? "" : "void", slow_macro_params, c_macro_params;
         for (size_t i = 1; i <= n; ++i) {
             const std::string k = std::to_string(i);
             by_type.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
@@ -308,8 +309,8 @@ public:
             c_args.push_back({v, "PROBEKIT_ARGSIZE(" + v + ")"});
             cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
             c_params += (i > 1 ? ", t" : "t") + k + " probekit_arg" + k;
-            c_macro_params += ", C" + k;
-            c_fmacro_params += ", t" + k + ", f" + k;
+            slow_macro_params += ", C" + k;
+            c_macro_params += ", t" + k + ", f" + k;
         }
         // Out-of-line sites also hand the probe to in-process listeners
         // (backends that write descriptors only).
@@ -327,7 +328,7 @@ public:
         // them for typed probes, which then get one plain function each; an
         // untyped probe's struct puts a template header before the macro.
         // Not a template per call: thousands of gated sites compile faster.
-        out.line("#define ", text_[n].slow, "(prov, name", c_macro_params, ") ",
+        out.line("#define ", text_[n].slow, "(prov, name", slow_macro_params, ") ",
                  "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(", cparams, ") { \\");
         out.line("  ", marker_.site({"prov", "name", true, meta, by_type}), ";", dispatch(cxx_values), " }");
         out.line("#define ", text_[n].fire, "(G, prov, name) if constexpr (G) slow(", numbered("c", n), "); else \\");
@@ -337,7 +338,7 @@ public:
         // one for the gated form: `inline` so that a unit that never calls it
         // emits nothing (gcc -O0 would, notes included), `noinline` so that
         // it stays a call.
-        out.line("#define ", text_[n].c_functions, "(prov, name", c_fmacro_params, ") \\");
+        out.line("#define ", text_[n].c_functions, "(prov, name", c_macro_params, ") \\");
         out.line("  static __inline__ __attribute__((__always_inline__, __unused__)) void probekit_##prov##_##name(", c_params, ") { \\");
         out.line("    ", marker_.site({"prov", "name", false, meta, c_args}), "; } \\");
         out.line("  static __inline__ __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
