@@ -126,12 +126,15 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long l
    a third less time: a C branch per site is what costs (docs/benchmarks.md,
    section 2). The path not taken is two instructions. */
 #if defined(__x86_64__)
-#define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) \
+/* One label per site, named by __COUNTER__ (__label__ would do, but
+   -Wpedantic rejects it in C); _ expands the counter, __ pastes it. */
+#define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) PROBEKIT_GEN_V1_IF_ENABLED_(sem, call, __COUNTER__)
+#define PROBEKIT_GEN_V1_IF_ENABLED_(sem, call, n) PROBEKIT_GEN_V1_IF_ENABLED__(sem, call, n)
+#define PROBEKIT_GEN_V1_IF_ENABLED__(sem, call, n) \
   do { \
-    __label__ probekit_gen_v1_on; \
-    __asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(sem) : : probekit_gen_v1_on); \
+    __asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(sem) : : probekit_gen_v1_on_##n); \
     if (0) { \
-    probekit_gen_v1_on: \
+    probekit_gen_v1_on_##n: \
       call; \
     } \
   } while (0)

@@ -32,7 +32,7 @@ TEST_CASE("native header: gate, typed C wrappers and C++ checks") {
     CHECK(has("#define APP_REQ_START_GATED(arg1, arg2, arg3) PROBEKIT_GEN_V1_IF_ENABLED(app_req__start_semaphore, "
               "PROBEKIT_GEN_V1_GATED(probekit_app_req__start)(arg1, arg2, arg3))"));
     // x86-64: the gate is tested in asm goto (one load, no C branch on it).
-    CHECK(has("__asm__ goto(\"cmpl $0, %0\\n\\tjne %l1\" : : \"m\"(sem) : : probekit_gen_v1_on);"));
+    CHECK(has("__asm__ goto(\"cmpl $0, %0\\n\\tjne %l1\" : : \"m\"(sem) : : probekit_gen_v1_on_##n);"));
     // C: an inline site with a 1-byte NOP and an out-of-line one with a
     // 5-byte NOP, defined once per arity; each probe names its types.
     CHECK(has("\nPROBEKIT_GEN_V1_N_C3(app, req__start, int, , const char *, , double, probekit_gen_v1_f64_bits)\n"));
