@@ -41,17 +41,19 @@ template <class T> inline constexpr bool ok_string =
     std::is_convertible<typename std::decay<value_t<T>>::type, const char *>::value || has_c_str<value_t<T>>::value;
 template <class T> inline constexpr bool ok_any =
     std::is_scalar<typename std::decay<value_t<T>>::type>::value && sizeof(typename std::decay<value_t<T>>::type) <= 8;
-template <class To, class T> __attribute__((__always_inline__)) inline To to(const T &v) { return static_cast<To>(v); }
-template <class T> __attribute__((__always_inline__)) inline const void *to_pointer(const T &v) { return (const void *)v; }
+/* Numbers and pointers by value, so the inliner has no reference to take
+   apart at every site (measured: within the noise, docs/benchmarks.md). */
+template <class To, class T> __attribute__((__always_inline__)) inline To to(T v) { return static_cast<To>(v); }
+template <class T> __attribute__((__always_inline__)) inline const void *to_pointer(T v) { return (const void *)v; }
 template <class T> __attribute__((__always_inline__)) inline const char *to_string(const T &v) {
   if constexpr (has_c_str<T>::value) return v.c_str(); else return v;
 }
 /* Floats travel as their bits in an integer register: every consumer reads
    integer operands, none reads %xmm ones. The real type is in the spec. */
-template <class T> __attribute__((__always_inline__)) inline unsigned int f32_bits(const T &v) {
+template <class T> __attribute__((__always_inline__)) inline unsigned int f32_bits(T v) {
   float f = static_cast<float>(v); unsigned int u; __builtin_memcpy(&u, &f, sizeof u); return u;
 }
-template <class T> __attribute__((__always_inline__)) inline unsigned long long f64_bits(const T &v) {
+template <class T> __attribute__((__always_inline__)) inline unsigned long long f64_bits(T v) {
   double d = static_cast<double>(v); unsigned long long u; __builtin_memcpy(&u, &d, sizeof u); return u;
 }
 /* Untyped arguments go to the marker as they are; nullptr as a null pointer. */
@@ -79,7 +81,7 @@ template <class T> constexpr int sdt_size() {
   constexpr bool ok##k = ::probekit_gen_v1::trait<T##k>; \
   static_assert(ok##k, id ": argument " #k " '" arg "' must be " expects);
 #define PROBEKIT_GEN_V1_ARG(k, convert) \
-  auto &&v##k = ::probekit_gen_v1::value(static_cast<T##k &&>(a##k)); auto c##k = ::probekit_gen_v1::convert(v##k);
+  auto c##k = ::probekit_gen_v1::convert(::probekit_gen_v1::value(static_cast<T##k &&>(a##k)));
 #define PROBEKIT_GEN_V1_AI __attribute__((__always_inline__)) inline
 #define PROBEKIT_GEN_V1_PLAIN(fn) fn::fire<false>
 #define PROBEKIT_GEN_V1_GATED(fn) fn::fire<true>
@@ -105,6 +107,40 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long l
    in-process half (TSan agrees). */
 #define PROBEKIT_GEN_V1_LOAD(sem) __atomic_load_n(&(sem), __ATOMIC_RELAXED)
 #define PROBEKIT_GEN_V1_ENABLED(sem) (__builtin_expect(PROBEKIT_GEN_V1_LOAD(sem) != 0, 0))
+/* The gated form's out-of-line function. noipa (gcc) also keeps gcc from
+   analysing it for its callers (clobbered registers, side effects): with
+   thousands of calls to it in a unit, that analysis costs more than the
+   call sites themselves (docs/benchmarks.md, section 2). */
+#ifdef __has_attribute
+#if __has_attribute(__noipa__)
+#define PROBEKIT_GEN_V1_OUT_OF_LINE __noipa__
+#endif
+#endif
+#ifndef PROBEKIT_GEN_V1_OUT_OF_LINE
+#define PROBEKIT_GEN_V1_OUT_OF_LINE __noinline__
+#endif
+/* The gated form: `call` runs when the gate is open. On x86-64 the test is
+   one `cmpl` of the word and a `jne` in asm goto, rather than a C `if` on the
+   load: the same aligned 32-bit read, executed every time (asm goto is
+   volatile), but gcc compiles a unit with thousands of gated sites in about
+   a third less time: a C branch per site is what costs (docs/benchmarks.md,
+   section 2). The path not taken is two instructions. */
+#if defined(__x86_64__)
+/* One label per site, named by __COUNTER__ (__label__ would do, but
+   -Wpedantic rejects it in C); _ expands the counter, __ pastes it. */
+#define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) PROBEKIT_GEN_V1_IF_ENABLED_(sem, call, __COUNTER__)
+#define PROBEKIT_GEN_V1_IF_ENABLED_(sem, call, n) PROBEKIT_GEN_V1_IF_ENABLED__(sem, call, n)
+#define PROBEKIT_GEN_V1_IF_ENABLED__(sem, call, n) \
+  do { \
+    __asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(sem) : : probekit_gen_v1_on_##n); \
+    if (0) { \
+    probekit_gen_v1_on_##n: \
+      call; \
+    } \
+  } while (0)
+#else
+#define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) do { if (PROBEKIT_GEN_V1_ENABLED(sem)) call; } while (0)
+#endif
 #endif /* PROBEKIT_GEN_HELPERS_V1 */
 )helpers";
 
@@ -187,6 +223,7 @@ struct CxxArg {
     std::string detail;
     std::string_view convert;    // ::probekit_gen_v1::<convert>(v)
     std::string_view convert_to; // template argument of `to`, if any
+    std::string_view converted;  // the type <convert> returns, the gated slow()'s parameter; "" if untyped
 };
 
 CxxArg cxx_arg(const spec::Arg& a) {
@@ -194,14 +231,16 @@ CxxArg cxx_arg(const spec::Arg& a) {
     switch (r.kind) {
         case ArgKind::SignedInt:
         case ArgKind::UnsignedInt:
-        case ArgKind::Char: return {"ok_number", "a number", r.c_type, "to", r.c_type};
-        case ArgKind::Bool: return {"ok_number", "a bool", "", "to", "bool"};
-        case ArgKind::Float: return {"ok_number", "a number", "float", "f32_bits", ""};
-        case ArgKind::Double: return {"ok_number", "a number", "double", "f64_bits", ""};
-        case ArgKind::Pointer: return {"ok_pointer", "a pointer", a.type.spelling(), "to_pointer", ""};
+        case ArgKind::Char: return {"ok_number", "a number", r.c_type, "to", r.c_type, r.c_type};
+        case ArgKind::Bool: return {"ok_number", "a bool", "", "to", "bool", "bool"};
+        case ArgKind::Float: return {"ok_number", "a number", "float", "f32_bits", "", "unsigned int"};
+        case ArgKind::Double: return {"ok_number", "a number", "double", "f64_bits", "", "unsigned long long"};
+        case ArgKind::Pointer: return {"ok_pointer", "a pointer", a.type.spelling(), "to_pointer", "", "const void *"};
         case ArgKind::String:
-            return {"ok_string", "a NUL-terminated string", "const char * or an object with c_str()", "to_string", ""};
-        case ArgKind::Opaque: return {"ok_any", "a scalar of at most 8 bytes", a.type.spelling() + " is untyped", "any", ""};
+            return {"ok_string", "a NUL-terminated string", "const char * or an object with c_str()", "to_string", "",
+                    "const char *"};
+        case ArgKind::Opaque:
+            return {"ok_any", "a scalar of at most 8 bytes", a.type.spelling() + " is untyped", "any", "", ""};
     }
     return {};
 }
@@ -235,6 +274,7 @@ public:
             t.c_functions = name("C", n);
             t.params = numbered("arg", n);
             t.cxx_tparams = "bool G";
+            if (n) t.slow_template = "template <" + numbered("class C", n) + "> ";
             for (size_t i = 1; i <= n; ++i) {
                 const std::string k = std::to_string(i);
                 t.cxx_tparams += ", class T" + k;
@@ -249,6 +289,7 @@ public:
         std::string slow, fire, c_functions;  // the macros' names
         std::string params;                   // "arg1, arg2"
         std::string cxx_tparams;              // "bool G, class T1, class T2"
+        std::string slow_template;            // "template <class C1, class C2> " (untyped probes' slow())
         std::string cxx_fparams;              // "T1 &&a1, T2 &&a2"
         std::string all_ok;                   // "ok1 && ok2"
     };
@@ -262,16 +303,16 @@ public:
         // NOP; hidden, so two shared objects never bind each other's copies),
         // and the tail of fire(): that call, or an inline site.
         std::vector<SiteArg> by_type, by_value, c_args;
-        std::string tparams, cparams, c_params = n ? "" : "void", c_macro_params;
+        std::string cparams, c_params = n ? "" : "void", slow_macro_params, c_macro_params;
         for (size_t i = 1; i <= n; ++i) {
             const std::string k = std::to_string(i);
             by_type.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
             by_value.push_back({"c" + k, "::probekit_gen_v1::sdt_size<decltype(c" + k + ")>()"});
             const std::string v = "f" + k + "(probekit_arg" + k + ")";
             c_args.push_back({v, "PROBEKIT_ARGSIZE(" + v + ")"});
-            tparams += (i > 1 ? ", class C" : "class C") + k;
             cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
             c_params += (i > 1 ? ", t" : "t") + k + " probekit_arg" + k;
+            slow_macro_params += ", C" + k;
             c_macro_params += ", t" + k + ", f" + k;
         }
         // Out-of-line sites also hand the probe to in-process listeners
@@ -286,8 +327,12 @@ public:
             if (!marker_.writes_metadata()) return "";
             return n ? " PROBEKIT_GEN_V1_DISPATCH(prov, name" + values + ");" : " PROBEKIT_GEN_V1_DISPATCH0(prov, name);";
         };
-        out.line("#define ", text_[n].slow, "(prov, name) ", n ? "template <" + tparams + "> " : "",
-                 "static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(", cparams, ") { \\");
+        // slow() takes the converted types (fire()'s cK): the generator knows
+        // them for typed probes, which then get one plain function each; an
+        // untyped probe's struct puts a template header before the macro.
+        // Not a template per call: thousands of gated sites compile faster.
+        out.line("#define ", text_[n].slow, "(prov, name", slow_macro_params, ") ",
+                 "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(", cparams, ") { \\");
         out.line("  ", marker_.site({"prov", "name", true, meta, by_type}), ";", dispatch(cxx_values), " }");
         out.line("#define ", text_[n].fire, "(G, prov, name) if constexpr (G) slow(", numbered("c", n), "); else \\");
         out.line("  ", marker_.site({"prov", "name", false, meta, by_value}), ";");
@@ -299,7 +344,7 @@ public:
         out.line("#define ", text_[n].c_functions, "(prov, name", c_macro_params, ") \\");
         out.line("  static __inline__ __attribute__((__always_inline__, __unused__)) void probekit_##prov##_##name(", c_params, ") { \\");
         out.line("    ", marker_.site({"prov", "name", false, meta, c_args}), "; } \\");
-        out.line("  static __inline__ __attribute__((__noinline__, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
+        out.line("  static __inline__ __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
         out.line("    ", marker_.site({"prov", "name", true, meta, c_args}), ";", dispatch(c_values), " }");
         out.line("#endif");
     }
@@ -338,8 +383,8 @@ void emit_common(Text& out, const spec::Provider& prov, const spec::Probe& p, co
     if (!typed(p)) return;  // the C form is a macro of its own: emit_c_untyped()
     const std::string& params = am[p.args.size()].params;
     out.line("#define ", nm.macro, "(", params, ") PROBEKIT_GEN_V1_PLAIN(", nm.fn, ")(", params, ")");
-    out.line("#define ", nm.macro, "_GATED(", params, ") do { if (", nm.macro, "_ENABLED()) PROBEKIT_GEN_V1_GATED(", nm.fn,
-             ")(", params, "); } while (0)");
+    out.line("#define ", nm.macro, "_GATED(", params, ") PROBEKIT_GEN_V1_IF_ENABLED(", nm.sem, ", PROBEKIT_GEN_V1_GATED(",
+             nm.fn, ")(", params, "))");
 }
 
 // C++: fire<Gated>() checks each argument against the spec with a readable
@@ -348,12 +393,19 @@ void emit_common(Text& out, const spec::Provider& prov, const spec::Probe& p, co
 void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const ProbeNames& nm, const ArityMacros& am) {
     const size_t n = std::min(p.args.size(), spec::kMaxProbeArgs);  // sema refuses more
     const auto& at = am[n];
-    out.line("struct ", nm.fn, " { ", at.slow, "(", prov.name, ", ", p.name, ")");
-    out.line("  template <", at.cxx_tparams, "> static PROBEKIT_GEN_V1_AI void fire(", at.cxx_fparams, ") {");
     CxxArg args[spec::kMaxProbeArgs];
+    for (size_t i = 0; i < n; ++i) args[i] = cxx_arg(p.args[i]);
+    const bool all_typed = typed(p);
+    out.raw("struct ", nm.fn, " { ", all_typed ? "" : at.slow_template, at.slow, "(", prov.name, ", ", p.name);
+    for (size_t i = 0; i < n; ++i) {
+        if (all_typed) out.raw(", ", args[i].converted);
+        else out.raw(", C", i + 1);
+    }
+    out.line(")");
+    out.line("  template <", at.cxx_tparams, "> static PROBEKIT_GEN_V1_AI void fire(", at.cxx_fparams, ") {");
     for (size_t i = 0; i < n; ++i) {
         const spec::Arg& a = p.args[i];
-        const CxxArg& c = args[i] = cxx_arg(a);
+        const CxxArg& c = args[i];
         const std::string type = a.type.spelling();
         out.raw("    PROBEKIT_GEN_V1_CHECK(", i + 1, ", ", c.check, ", \"", CEscaped{nm.id}, "\", \"");
         out.raw(CEscaped{spec::arg_label(a.name, i)});
@@ -376,8 +428,8 @@ void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const
     if (!typed(p)) {
         const std::string& params = at.params;
         out.line("#define ", nm.macro, "(", params, ") ", nm.fn, "::fire<false>(", params, ")");
-        out.line("#define ", nm.macro, "_GATED(", params, ") do { if (", nm.macro, "_ENABLED()) ", nm.fn, "::fire<true>(",
-                 params, "); } while (0)");
+        out.line("#define ", nm.macro, "_GATED(", params, ") PROBEKIT_GEN_V1_IF_ENABLED(", nm.sem, ", ", nm.fn,
+                 "::fire<true>(", params, "))");
     }
 }
 

@@ -1,5 +1,6 @@
 """The header of `probekit compile` builds as C11 and C++17/20 with gcc and
-clang under -Wall -Wextra -Werror, at -O0 and -O2; its notes carry each
+clang under -Wall -Wextra -Wpedantic -Werror, at -O0 and -O2 (gated sites
+several times in one function); its notes carry each
 argument converted to the spec's type; semaphores are one per probe per
 linked object; several generated headers share one translation unit."""
 import os
@@ -52,6 +53,8 @@ CALLS = """
   ALL_TWELVE(v, v, v, v, v, v, v, v, v, v, v, v);
   OTHER_X_Y(v);
   ALL_NONE_GATED();
+  ALL_NONE_GATED();
+  ALL_WIDTHS_GATED(v, v, v, v, v, v, v, v, v);
   if (ALL_NONE_ENABLED()) return 1;
 """
 
@@ -78,8 +81,8 @@ for cc in compilers:
         for opt in ("-O0", "-O2"):
             exe = os.path.join(d, f"t_{compiler}_{std[5:]}_{opt[1:]}")
             label = f"{compiler} {std} {opt}"
-            r = run([compiler, std, opt, "-Wall", "-Wextra", "-Werror", src, "-o", exe], cwd=d)
-            expect(r.returncode == 0, f"{label}: builds with -Wall -Wextra -Werror" + ("" if r.returncode == 0 else "\n" + r.stderr[:4000]))
+            r = run([compiler, std, opt, "-Wall", "-Wextra", "-Wpedantic", "-Werror", src, "-o", exe], cwd=d)
+            expect(r.returncode == 0, f"{label}: builds with -Wall -Wextra -Wpedantic -Werror" + ("" if r.returncode == 0 else "\n" + r.stderr[:4000]))
             if r.returncode != 0:
                 continue
             expect(run([exe]).returncode == 0, f"{label}: runs with every gate closed")

@@ -29,18 +29,23 @@ TEST_CASE("native header: gate, typed C wrappers and C++ checks") {
     CHECK(has("#define APP_REQ_START_ENABLED() PROBEKIT_GEN_V1_ENABLED(app_req__start_semaphore)"));
     // Both languages share the probe's macros; what they expand to differs.
     CHECK(has("#define APP_REQ_START(arg1, arg2, arg3) PROBEKIT_GEN_V1_PLAIN(probekit_app_req__start)(arg1, arg2, arg3)"));
-    CHECK(has("#define APP_REQ_START_GATED(arg1, arg2, arg3) do { if (APP_REQ_START_ENABLED()) "
-              "PROBEKIT_GEN_V1_GATED(probekit_app_req__start)(arg1, arg2, arg3); } while (0)"));
+    CHECK(has("#define APP_REQ_START_GATED(arg1, arg2, arg3) PROBEKIT_GEN_V1_IF_ENABLED(app_req__start_semaphore, "
+              "PROBEKIT_GEN_V1_GATED(probekit_app_req__start)(arg1, arg2, arg3))"));
+    // x86-64: the gate is tested in asm goto (one load, no C branch on it).
+    CHECK(has("__asm__ goto(\"cmpl $0, %0\\n\\tjne %l1\" : : \"m\"(sem) : : probekit_gen_v1_on_##n);"));
     // C: an inline site with a 1-byte NOP and an out-of-line one with a
     // 5-byte NOP, defined once per arity; each probe names its types.
     CHECK(has("\nPROBEKIT_GEN_V1_N_C3(app, req__start, int, , const char *, , double, probekit_gen_v1_f64_bits)\n"));
     CHECK(has("void probekit_##prov##_##name(t1 probekit_arg1, t2 probekit_arg2, t3 probekit_arg3) { \\\n"
               "    PROBEKIT_SITE3(PROBEKIT_NOP1, prov, name, PROBEKIT_META_##prov##_##name, f1(probekit_arg1), PROBEKIT_ARGSIZE(f1(probekit_arg1)), "));
-    CHECK(has("static __inline__ __attribute__((__noinline__, __unused__)) void probekit_##prov##_##name##_slow(t1 probekit_arg1"));
+    CHECK(has("static __inline__ __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __unused__)) void probekit_##prov##_##name##_slow(t1 probekit_arg1"));
     // C++: checks with the spec's words, hidden out-of-line site.
     CHECK(has("PROBEKIT_GEN_V1_CHECK(2, ok_string, \"app:req__start\", \"path\", \"APP_REQ_START\", \"a NUL-terminated string"));
     CHECK(has("PROBEKIT_GEN_V1_ARG(3, f64_bits) PROBEKIT_GEN_V1_N_FIRE3(G, app, req__start)"));
-    CHECK(has("static __attribute__((__noinline__, __visibility__(\"hidden\"))) void slow(C1 c1, C2 c2, C3 c3)"));
+    CHECK(has("#define PROBEKIT_GEN_V1_N_SLOW3(prov, name, C1, C2, C3) "
+              "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(C1 c1, C2 c2, C3 c3)"));
+    // The gated form's slow() takes the converted types: one function, not a template.
+    CHECK(has("struct probekit_app_req__start { PROBEKIT_GEN_V1_N_SLOW3(app, req__start, int, const char *, unsigned long long)\n"));
     // Out-of-line sites hand the probe to in-process listeners (weakly).
     CHECK(has("); PROBEKIT_GEN_V1_DISPATCH(prov, name, (unsigned long long)(c1), (unsigned long long)(c2), (unsigned long long)(c3)); }"));
     CHECK(has("extern void probekit_dispatch_v1(struct probekit_probe_v1 *, const unsigned long long *) __attribute__((__weak__));"));
@@ -60,6 +65,7 @@ TEST_CASE("native header: untyped arguments stay untyped in C, and a struct is a
     CHECK(h.find("#define P_A(arg1) do { _Static_assert(__builtin_classify_type(arg1) != 12") != std::string::npos);
     CHECK(h.find("\"p:a: argument 1 'v' must be a scalar of at most 8 bytes\"); PROBEKIT_SITE1(PROBEKIT_NOP1, p, a, PROBEKIT_META_p_a, (arg1), PROBEKIT_ARGSIZE((arg1))); } while (0)") != std::string::npos);
     CHECK(h.find("#define P_A(arg1) probekit_p_a::fire<false>(arg1)") != std::string::npos);
+    CHECK(h.find("struct probekit_p_a { template <class C1> PROBEKIT_GEN_V1_N_SLOW1(p, a, C1)\n") != std::string::npos);
 }
 
 TEST_CASE("native header: the sys/sdt.h backend writes STAP_PROBEn sites") {
