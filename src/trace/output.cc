@@ -87,6 +87,14 @@ void Printer::hit(const Hit& h) {
         format_value(out_, a.kind, a.spec, *v, h.ctx.pid, fmt_);
     }
     out_.append(json ? "}}\n" : "\n");
+    end_line();
+}
+
+void Printer::end_line() {
+    // Written in whole lines of at most about PIPE_BUF bytes: a pipe takes
+    // such a write atomically, so the output of a -c command that shares
+    // our stdout never lands inside one of our lines.
+    if (out_.size() >= kFlushAt) out_.flush();
 }
 
 void Printer::lost(uint64_t n) {
@@ -96,6 +104,7 @@ void Printer::lost(uint64_t n) {
                         ? std::snprintf(b, sizeof b, "{\"type\":\"lost\",\"count\":%" PRIu64 "}\n", n)
                         : std::snprintf(b, sizeof b, "LOST %" PRIu64 " events (ring buffer full; try --buffer-pages)\n", n);
     out_.append(b, static_cast<size_t>(len));
+    end_line();
 }
 
 void Printer::summary(const Summary& s, std::FILE* err) {

@@ -38,6 +38,8 @@ public:
     const Summary& totals() const { return totals_; }
 
 private:
+    static constexpr size_t kFlushAt = 3072;
+    void end_line();
     util::OutBuffer out_;
     Format format_;
     const TracePlan& plan_;

@@ -249,6 +249,10 @@ int run_trace(const TraceArgs& a) {
         }
     }
 
+    // The printer buffers whole lines itself; stdio's own buffer would
+    // split them at 4 KiB boundaries, where a -c command's output sharing
+    // our stdout could land inside a line.
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
     trace::Printer printer(stdout, a.format == "json" ? trace::Format::Json : trace::Format::Text, *plan, a.string_size);
     const bool interactive = isatty(STDOUT_FILENO);
     // On stderr in every format: scripts wait for this line to know that
@@ -310,6 +314,16 @@ int run_trace(const TraceArgs& a) {
     session.disable();
     session.drain(on_hit, on_lost);
     if (held) ptrace(PTRACE_DETACH, child, nullptr, nullptr);
+    if (!a.count) {
+        // The kernel reports lost samples (PERF_RECORD_LOST) only once the
+        // buffer has room again, so a loss at the very end would never be
+        // told. Each event also counts every hit, sampled or not: what the
+        // counts hold beyond what was seen and reported is lost too.
+        uint64_t fired = 0;
+        for (uint64_t n : session.counts()) fired += n;
+        const uint64_t known = printer.totals().hits + printer.totals().lost;
+        if (fired > known) printer.lost(fired - known);
+    }
     if (child > 0 && status < 0) {
         // Stopped by a signal or --duration: the command keeps running, as
         // it would under bpftrace -c; it is ours, so it is waited for only
