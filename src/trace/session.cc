@@ -66,9 +66,12 @@ std::vector<pid_t> list_threads(pid_t pid) {
     return out;
 }
 
-Session::~Session() {
+Session::~Session() { close(); }
+
+void Session::close() {
     rings_.clear();
     for (const auto& e : events_) ::close(e.fd);
+    events_.clear();
 }
 
 bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan& plan, const SessionOptions& opt,
@@ -81,9 +84,7 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
     bool inherit_thread = true;
     auto fail = [&](std::string e) {
         error = std::move(e);
-        rings_.clear();
-        for (const auto& ev : events_) ::close(ev.fd);
-        events_.clear();
+        close();
         return false;
     };
     for (pid_t tid : tids) {
@@ -94,7 +95,13 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
                 perf_event_attr attr{};
                 std::string why;
                 if (!control::fill_uprobe_attr(attr, site.open_path, site.offset, site.ref_ctr, why)) return fail(why);
-                attr.disabled = 1;
+                // Enabled from the start: registering the uprobe opens the
+                // gate at once, and registering takes milliseconds per event;
+                // a disabled event would let the builder run unseen all that
+                // time. A hit in the microseconds before this event's output
+                // is redirected to its CPU's ring is counted, not sampled,
+                // and so reported as lost at the end.
+                attr.disabled = 0;
                 attr.inherit = 1;
                 attr.inherit_thread = inherit_thread;
                 if (opt.sampling) {
@@ -153,15 +160,6 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
         if (opened_any) tids_.push_back(tid);
     }
     if (events_.empty()) return fail("no thread of process " + std::to_string(pid) + " is left to trace");
-    return true;
-}
-
-bool Session::enable(std::string& error) {
-    for (const auto& e : events_)
-        if (ioctl(e.fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-            error = std::string("PERF_EVENT_IOC_ENABLE: ") + std::strerror(errno);
-            return false;
-        }
     return true;
 }
 

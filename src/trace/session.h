@@ -57,13 +57,12 @@ public:
     ~Session();
 
     // Opens the events of every site of `plan` for each of `tids` (threads
-    // of process `pid`), disabled. On failure, `error` says why (with the
+    // of process `pid`), sampling (or counting) at once. On failure, `error` says why (with the
     // missing capability for EACCES/EPERM); what was opened is closed.
     bool attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan& plan, const SessionOptions& opt,
                 std::string& error);
     // The threads of the process that got events of their own.
     const std::vector<pid_t>& threads() const { return tids_; }
-    bool enable(std::string& error);
     void disable();
 
     // The ring buffers' descriptors, to poll for POLLIN.
@@ -74,6 +73,9 @@ public:
     // those of threads that have exited.
     std::vector<uint64_t> counts() const;
     size_t event_count() const { return events_.size(); }
+    // Unmaps the ring buffers and closes the events: the uprobes go, and
+    // with them the gates they held open.
+    void close();
 
 private:
     struct Event {

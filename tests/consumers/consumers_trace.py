@@ -244,13 +244,22 @@ def check_same_run_as_bpftrace(b):
     prog = Running([b.prog, "fire", "80", "100"])
     bt = subprocess.Popen(["bpftrace", "-p", str(prog.p.pid), "-e", 'BEGIN { printf("PKREADY\\n"); }\n' + "\n".join(clauses)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = bt.stdout.readline()
+    first = ""
+    while "PKREADY" not in first:
+        line = bt.stdout.readline()
+        if not line:
+            break
+        first += line
     p, _ = start_trace(["-p", str(prog.p.pid), "--format", "json", *[f"{PROVIDER}:{n}" for n in C_PROBES]])
-    prog.wait()
+    # Both stop while the program still runs: a string is then always
+    # readable when trace prints it (see check_pid_dlopen for the exit).
+    time.sleep(1.5)
+    for t in (p, bt):
+        t.send_signal(signal.SIGINT)
     tout, terr = p.communicate(timeout=60)
-    time.sleep(0.3)
-    bt.send_signal(signal.SIGINT)
     bout, berr = bt.communicate(timeout=60)
+    prog.p.kill()
+    prog.wait()
     btv = bt_values(bout)
     pkv = {name: {as_bpftrace(name, a) for a in args} for name, args in hits_by_probe(json_lines(tout)).items()}
     expect("PKREADY" in first, f"bpftrace attached ({berr.strip()[-300:]})")
@@ -291,8 +300,15 @@ def check_gate(b):
     summ = [d for d in json_lines(tout) if d.get("type") == "summary"]
     expect(before == 0 and during == 1 and after == 0,
            f"{v.name}: the semaphore is 0, 1 while trace runs, 0 after Ctrl-C ({before}, {during}, {after})")
-    expect(n and 0 < n < n_iter and seen == list(range(seen[0], seen[0] + n)) if seen else False,
-           f"{v.name}: the builder ran only while trace was attached, and trace saw each value it built "
+    # The gate opens when the kernel installs the first uprobe, inside the
+    # first perf_event_open, which then takes up to ~150 ms more on this
+    # loaded machine before the event samples; it closes only when the last
+    # event is closed, a moment after sampling stopped. Builds in those two
+    # windows are not printed (docs/cli.md says so). Within them trace must
+    # see every build, in order: a contiguous run of the built values.
+    contiguous = bool(seen) and seen == list(range(seen[0], seen[0] + len(seen)))
+    expect(n and 0 < n < n_iter and contiguous and n - 10 <= len(seen) <= n,
+           f"{v.name}: the builder ran only while trace was attached, and trace saw the values it built, in order "
            f"(gated_runs={n} of {n_iter}; trace saw {len(seen)}: {seen[:2]}..{seen[-1:]})")
     expect(all(GATE_BASE <= x < GATE_BASE + n_iter for x in seen), "the gated values are the program's")
     expect(summ and summ[-1]["ended"] == "signal", f"Ctrl-C ends trace with a summary ({summ[-1:]})")

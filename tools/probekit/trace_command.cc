@@ -232,7 +232,7 @@ int run_trace(const TraceArgs& a) {
     opt.buffer_pages = a.buffer_pages;
     trace::Session session;
     const auto tids = child > 0 ? std::vector<pid_t>{child} : trace::list_threads(target);
-    if (!session.attach(target, tids, *plan, opt, error) || !session.enable(error)) {
+    if (!session.attach(target, tids, *plan, opt, error)) {
         abandon_child();
         return fail(error);
     }
@@ -324,6 +324,11 @@ int run_trace(const TraceArgs& a) {
         const uint64_t known = printer.totals().hits + printer.totals().lost;
         if (fired > known) printer.lost(fired - known);
     }
+    // From disable until the events are closed the uprobes stay registered
+    // without sampling: a gated probe's builder runs unseen then. Release
+    // them before the printing and exit that follow.
+    std::vector<uint64_t> counts = a.count ? session.counts() : std::vector<uint64_t>{};
+    session.close();
     if (child > 0 && status < 0) {
         // Stopped by a signal or --duration: the command keeps running, as
         // it would under bpftrace -c; it is ours, so it is waited for only
@@ -334,7 +339,7 @@ int run_trace(const TraceArgs& a) {
     summary.lost = printer.totals().lost;
     summary.seconds = seconds_since(t0);
     summary.command_status = status;
-    if (a.count) printer.counts(session.counts(), summary);
+    if (a.count) printer.counts(counts, summary);
     else printer.summary(summary, stderr);
     return 0;
 }
