@@ -78,23 +78,37 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
                      std::string& error) {
     pid_ = pid;
     plan_ = &plan;
+    opt_ = opt;
     raise_fd_limit();
-    const std::vector<int> cpus = opt.sampling ? online_cpus() : std::vector<int>{-1};
-    std::vector<int> ring_fd(cpus.size(), -1);
-    bool inherit_thread = true;
-    auto fail = [&](std::string e) {
-        error = std::move(e);
+    cpus_ = opt.sampling ? online_cpus() : std::vector<int>{-1};
+    ring_fd_.assign(cpus_.size(), -1);
+    if (!add_threads(tids, error)) {
         close();
         return false;
-    };
+    }
+    if (events_.empty()) {
+        error = "no thread of process " + std::to_string(pid) + " is left to trace";
+        return false;
+    }
+    return true;
+}
+
+bool Session::follow_new_threads(std::string& error) {
+    std::vector<pid_t> fresh;
+    for (pid_t t : list_threads(pid_))
+        if (!std::binary_search(tids_.begin(), tids_.end(), t)) fresh.push_back(t);
+    return fresh.empty() || add_threads(fresh, error);
+}
+
+bool Session::add_threads(const std::vector<pid_t>& tids, std::string& error) {
+    const TracePlan& plan = *plan_;
     for (pid_t tid : tids) {
-        bool opened_any = false;
-        for (size_t si = 0; si < plan.sites.size(); ++si) {
+        bool gone = false;
+        for (size_t si = 0; si < plan.sites.size() && !gone; ++si) {
             const TraceSite& site = plan.sites[si];
-            for (size_t ci = 0; ci < cpus.size(); ++ci) {
+            for (size_t ci = 0; ci < cpus_.size() && !gone; ++ci) {
                 perf_event_attr attr{};
-                std::string why;
-                if (!control::fill_uprobe_attr(attr, site.open_path, site.offset, site.ref_ctr, why)) return fail(why);
+                if (!control::fill_uprobe_attr(attr, site.open_path, site.offset, site.ref_ctr, error)) return false;
                 // Enabled from the start: registering the uprobe opens the
                 // gate at once, and registering takes milliseconds per event;
                 // a disabled event would let the builder run unseen all that
@@ -102,9 +116,7 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
                 // is redirected to its CPU's ring is counted, not sampled,
                 // and so reported as lost at the end.
                 attr.disabled = 0;
-                attr.inherit = 1;
-                attr.inherit_thread = inherit_thread;
-                if (opt.sampling) {
+                if (opt_.sampling) {
                     attr.sample_period = 1;
                     attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
                     attr.sample_regs_user = kRegsMask;
@@ -118,48 +130,44 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
                     // also drains on its own tick, so a trickle of hits
                     // prints within one tick.
                     attr.watermark = 1;
-                    attr.wakeup_watermark = static_cast<uint32_t>(opt.buffer_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 4);
+                    attr.wakeup_watermark =
+                        static_cast<uint32_t>(opt_.buffer_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 4);
                 }
-                long fd = perf_open(attr, tid, cpus[ci], -1);
-                if (fd < 0 && errno == EINVAL && inherit_thread) {
-                    // Before Linux 5.13 there is no inherit_thread: children
-                    // of fork() inherit too, and their samples are dropped
-                    // by pid here.
-                    inherit_thread = false;
-                    filter_pid_ = true;
-                    attr.inherit_thread = 0;
-                    fd = perf_open(attr, tid, cpus[ci], -1);
-                }
+                const long fd = perf_open(attr, tid, cpus_[ci], -1);
                 if (fd < 0) {
                     const int err = errno;
-                    if (err == ESRCH) break;  // the thread ended meanwhile
-                    std::string e = plan.probes[site.probe].provider + ":" + plan.probes[site.probe].name +
-                                    ": perf_event_open (uprobe on " + site.object + "): " + control::uprobe_open_error(err);
+                    if (err == ESRCH) {  // the thread ended meanwhile
+                        gone = true;
+                        break;
+                    }
+                    error = plan.probes[site.probe].provider + ":" + plan.probes[site.probe].name +
+                            ": perf_event_open (uprobe on " + site.object + "): " + control::uprobe_open_error(err);
                     if (err == EMFILE || err == ENFILE)
-                        e += " (" + std::to_string(events_.size()) + " events open: sites x threads x CPUs; raise ulimit -n)";
-                    return fail(e);
+                        error += " (" + std::to_string(events_.size()) + " events open: sites x threads x CPUs; raise ulimit -n)";
+                    return false;
                 }
                 events_.push_back({static_cast<int>(fd), si});
-                opened_any = true;
-                if (opt.sampling) {
-                    uint64_t id = 0;
-                    if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0)
-                        return fail(std::string("PERF_EVENT_IOC_ID: ") + std::strerror(errno));
-                    site_of_id_[id] = si;
-                    if (ring_fd[ci] < 0) {
-                        RingBuffer rb;
-                        if (!rb.map(static_cast<int>(fd), opt.buffer_pages, error)) return fail(error);
-                        ring_fd[ci] = static_cast<int>(fd);
-                        rings_.push_back(std::move(rb));
-                    } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ring_fd[ci]) != 0) {
-                        return fail(std::string("PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(errno));
-                    }
+                if (!opt_.sampling) continue;
+                uint64_t id = 0;
+                if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0) {
+                    error = std::string("PERF_EVENT_IOC_ID: ") + std::strerror(errno);
+                    return false;
+                }
+                site_of_id_[id] = si;
+                if (ring_fd_[ci] < 0) {
+                    RingBuffer rb;
+                    if (!rb.map(static_cast<int>(fd), opt_.buffer_pages, error)) return false;
+                    ring_fd_[ci] = static_cast<int>(fd);
+                    rings_.push_back(std::move(rb));
+                } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ring_fd_[ci]) != 0) {
+                    error = std::string("PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(errno);
+                    return false;
                 }
             }
         }
-        if (opened_any) tids_.push_back(tid);
+        // Gone threads are remembered too, so that they are not tried again.
+        tids_.insert(std::upper_bound(tids_.begin(), tids_.end(), tid), tid);
     }
-    if (events_.empty()) return fail("no thread of process " + std::to_string(pid) + " is left to trace");
     return true;
 }
 
@@ -198,7 +206,6 @@ void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::fu
             hit.site = &plan_->sites[it->second];
             hit.pid = static_cast<uint32_t>(pid_tid);
             hit.tid = static_cast<uint32_t>(pid_tid >> 32);
-            if (filter_pid_ && hit.pid != static_cast<uint32_t>(pid_)) return;
             hit.time_ns = time;
             hit.ctx.pid = static_cast<pid_t>(hit.pid);
             if (abi != PERF_SAMPLE_REGS_ABI_NONE) {

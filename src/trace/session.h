@@ -3,20 +3,27 @@
 // (with ref_ctr_offset, so gated probes open while we are attached and close
 // when our file descriptors do, even if we are killed).
 //
-// Why per thread and per CPU: a perf event on a task follows one thread;
-// `inherit` makes the threads it creates later carry a copy, but the kernel
-// refuses to mmap an inherited event that is not bound to a CPU. So each
-// existing thread gets one event per CPU, and all the events of one CPU
+// Why per thread and per CPU: a perf event on a task follows one thread.
+// `inherit` would give the threads it creates later a copy, but it cannot be
+// used with the uprobe PMU: the kernel initialises each inherited copy
+// again, reading the uprobe's path through attr.config1, a pointer into
+// *our* memory, in the new thread's address space; that fails, and with it
+// the target's clone(): pthread_create returns an error (seen on 6.18). So
+// each thread gets events of its own, and threads started later are found
+// by rescanning /proc/PID/task on every tick (follow_new_threads): hits of a
+// new thread before its events open are missed. A per-task event cannot
+// share a ring buffer with another task's unless both are bound to one CPU,
+// so each thread gets one event per CPU, and all the events of one CPU
 // write into that CPU's single ring buffer (PERF_EVENT_IOC_SET_OUTPUT): the
 // number of ring buffers is the number of CPUs, the number of file
 // descriptors sites x threads x CPUs (the soft RLIMIT_NOFILE is raised to
-// the hard one). `inherit_thread` keeps fork()ed children out. The other
-// way, a per-CPU event for every process (pid -1) filtered by pid in user
-// space, would put the breakpoint into every process that maps the file (a
-// shared library: all of them), and make all of them pay for the trap.
+// the hard one). The other way, a per-CPU event for every process (pid -1)
+// filtered by pid in user space, would put the breakpoint into every
+// process that maps the file (a shared library: all of them), and make all
+// of them pay for the trap.
 //
-// Counting (--count) opens one counting event per site and thread (cpu -1,
-// inherited) and no ring buffer: nothing is sampled, so nothing can be lost.
+// Counting (--count) opens one counting event per site and thread (cpu -1)
+// and no ring buffer: nothing is sampled, so nothing can be lost.
 #pragma once
 
 #include <poll.h>
@@ -61,8 +68,8 @@ public:
     // missing capability for EACCES/EPERM); what was opened is closed.
     bool attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan& plan, const SessionOptions& opt,
                 std::string& error);
-    // The threads of the process that got events of their own.
-    const std::vector<pid_t>& threads() const { return tids_; }
+    // Opens events for the threads of the process that have none yet.
+    bool follow_new_threads(std::string& error);
     void disable();
 
     // The ring buffers' descriptors, to poll for POLLIN.
@@ -84,8 +91,11 @@ private:
     };
     pid_t pid_ = 0;
     const TracePlan* plan_ = nullptr;
-    bool filter_pid_ = false;  // inherit_thread unsupported: children are dropped here
-    std::vector<pid_t> tids_;
+    bool add_threads(const std::vector<pid_t>& tids, std::string& error);
+    SessionOptions opt_;
+    std::vector<int> cpus_;
+    std::vector<int> ring_fd_;   // per CPU (as cpus_): the event whose ring the others write into
+    std::vector<pid_t> tids_;    // sorted: every thread tried
     std::vector<Event> events_;
     std::vector<RingBuffer> rings_;
     std::unordered_map<uint64_t, size_t> site_of_id_;

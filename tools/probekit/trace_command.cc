@@ -236,19 +236,6 @@ int run_trace(const TraceArgs& a) {
         abandon_child();
         return fail(error);
     }
-    if (child < 0) {
-        // A thread started between reading /proc/PID/task and opening the
-        // events of the thread that created it has none: say so rather
-        // than silently miss its hits.
-        for (pid_t t : trace::list_threads(target)) {
-            bool known = false;
-            for (pid_t k : session.threads()) known = known || k == t;
-            if (!known)
-                std::fprintf(stderr, "%s: warning: thread %d started while attaching; its hits may be missed\n", kWho,
-                             static_cast<int>(t));
-        }
-    }
-
     // The printer buffers whole lines itself; stdio's own buffer would
     // split them at 4 KiB boundaries, where a -c command's output sharing
     // our stdout could land inside a line.
@@ -286,6 +273,10 @@ int run_trace(const TraceArgs& a) {
         }
         if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) break;
         session.drain(on_hit, on_lost);
+        if (!session.follow_new_threads(error)) {
+            std::fprintf(stderr, "%s: warning: %s\n", kWho, error.c_str());
+            error.clear();
+        }
         if (interactive) printer.flush();
         signalfd_siginfo si;
         while (::read(sfd, &si, sizeof si) == sizeof si)
