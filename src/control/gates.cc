@@ -12,19 +12,13 @@
 #include "spec/probe_glob.h"
 
 namespace probekit::control {
-namespace {
-
-// Link-time address -> file offset, through the PT_LOAD segment holding it.
-std::optional<uint64_t> file_offset(const elf::ElfObject& obj, uint64_t addr) {
-    for (const auto& seg : obj.load_segments())
-        if (addr >= seg.vaddr && addr - seg.vaddr < seg.filesz) return addr - seg.vaddr + seg.offset;
-    return std::nullopt;
-}
 
 bool same_file(const std::string& a, const std::string& b) {
     struct stat sa {}, sb {};
     return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+namespace {
 
 bool in_writable_mapping(const std::vector<elf::Mapping>& maps, const std::string& object, uint64_t addr) {
     for (const auto& m : maps)
@@ -54,8 +48,8 @@ std::optional<std::vector<Gate>> find_gates(pid_t pid, const std::vector<std::st
             const std::string provider(p.provider), name(p.name);
             if (p.sites.empty() || p.sites.front().semaphore == 0 || !spec::matches_probe_glob(globs, provider, name)) continue;
             const elf::SiteInfo& site = p.sites.front();
-            auto sem_off = file_offset(obj, site.semaphore);
-            auto site_off = file_offset(obj, site.pc);
+            auto sem_off = obj.file_offset(site.semaphore);
+            auto site_off = obj.file_offset(site.pc);
             const uint64_t address = site.semaphore + o.bias;
             if (!sem_off || !site_off || !in_writable_mapping(*maps, o.path, address)) {
                 error = o.path + ": the semaphore of " + provider + ":" + name +

@@ -29,6 +29,9 @@ struct Gate {
 // is checked to lie in a writable mapping of its own file.
 std::optional<std::vector<Gate>> find_gates(pid_t pid, const std::vector<std::string>& globs, std::string& error);
 
+// Whether two paths name the same file (device and inode).
+bool same_file(const std::string& a, const std::string& b);
+
 // Adds `delta` (+1 or -1) to a gate's SDT semaphore through /proc/PID/mem.
 // Refuses to wrap past 0xffff or go below zero. `before` is the value read.
 bool adjust_semaphore(pid_t pid, const Gate& gate, int delta, uint16_t& before, std::string& error);

@@ -45,6 +45,29 @@ bool kernel_gates_available(std::string& why) {
     return true;
 }
 
+bool fill_uprobe_attr(perf_event_attr& attr, const std::string& path, uint64_t offset, uint64_t ref_ctr_offset,
+                      std::string& why) {
+    // Read once: the PMU's type and format do not change while we run.
+    static const int type = pmu_type(), shift = ref_ctr_shift();
+    if (type < 0 || shift < 0) {
+        kernel_gates_available(why);
+        return false;
+    }
+    attr.size = sizeof attr;
+    attr.type = static_cast<uint32_t>(type);
+    attr.config = ref_ctr_offset << shift;
+    attr.config1 = reinterpret_cast<uint64_t>(path.c_str());  // uprobe_path
+    attr.config2 = offset;                                    // probe_offset
+    return true;
+}
+
+std::string uprobe_open_error(int err) {
+    std::string e = std::strerror(err);
+    if (err == EACCES || err == EPERM)
+        e += " (uprobes need root, or CAP_PERFMON with CAP_SYS_ADMIN on older kernels)";
+    return e;
+}
+
 UprobeHold& UprobeHold::operator=(UprobeHold&& o) noexcept {
     if (this != &o) {
         release();
@@ -62,27 +85,16 @@ void UprobeHold::release() {
 }
 
 bool UprobeHold::open(pid_t pid, const Gate& gate, std::string& error) {
-    const int type = pmu_type(), shift = ref_ctr_shift();
-    if (type < 0 || shift < 0) {
-        kernel_gates_available(error);
-        return false;
-    }
     perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = static_cast<uint32_t>(type);
-    attr.config = gate.file_offset << shift;
-    attr.config1 = reinterpret_cast<uint64_t>(gate.open_path.c_str());  // uprobe_path
-    attr.config2 = gate.site_offset;                                      // probe_offset
+    if (!fill_uprobe_attr(attr, gate.open_path, gate.site_offset, gate.file_offset, error)) return false;
     // Counting only: the hold is the point, hits are not read.
     attr.disabled = 0;
     const long fd = syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
         error = gate.provider + ":" + gate.name + ": perf_event_open (uprobe on " + gate.open_path + "): " +
-                std::strerror(err);
-        if (err == EACCES || err == EPERM)
-            error += " (uprobes need root, or CAP_PERFMON with CAP_SYS_ADMIN on older kernels; "
-                     "use --mode memory with CAP_SYS_PTRACE otherwise)";
+                uprobe_open_error(err);
+        if (err == EACCES || err == EPERM) error += "; use --mode memory with CAP_SYS_PTRACE otherwise";
         return false;
     }
     release();

@@ -65,6 +65,13 @@ public:
     // `addr` (the one bytes_at reads through), or null. Its contents lie
     // inside the file when data(*s) is not empty.
     const Section* section_at(uint64_t addr) const;
+    // Link-time address -> file offset, through the PT_LOAD segment holding
+    // it (what a uprobe's offset and ref_ctr_offset are), or nullopt.
+    std::optional<uint64_t> file_offset(uint64_t addr) const {
+        for (const auto& seg : loads_)
+            if (addr >= seg.vaddr && addr - seg.vaddr < seg.filesz) return addr - seg.vaddr + seg.offset;
+        return std::nullopt;
+    }
     // Whether no two such sections overlap (every linked object): the
     // section holding an address is then the only one.
     bool sections_disjoint() const { return !by_addr_.empty(); }
