@@ -17,5 +17,6 @@ Command add_list(CLI::App& app);
 Command add_verify(CLI::App& app);
 Command add_enable(CLI::App& app);
 Command add_disable(CLI::App& app);
+Command add_threads(CLI::App& app);
 
 }  // namespace probekit::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
         probekit::cli::add_verify(app),
         probekit::cli::add_enable(app),
         probekit::cli::add_disable(app),
+        probekit::cli::add_threads(app),
     };
     try {
         app.parse(argc, argv);

@@ -1,0 +1,180 @@
+#include "runtime/threads/unwind.h"
+
+#include <cstring>
+#include <cxxabi.h>
+#include <cstdlib>
+#include <elfutils/libdwfl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+namespace probekit::threads {
+
+struct Unwinder::Impl {
+    Dwfl* dwfl = nullptr;
+    bool attached = false;
+    const Slot* slot = nullptr;     // being unwound
+    bool hit_window_end = false;    // a read fell on the live stack outside the copy
+    char* debuginfo_path = nullptr;
+    Dwfl_Callbacks callbacks{};
+};
+
+namespace {
+
+using Impl = Unwinder::Impl;
+
+pid_t next_thread(Dwfl*, void*, void**) { return 0; }  // threads are asked for by tid only
+
+bool get_thread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
+    auto* impl = static_cast<Impl*>(arg);
+    if (!impl->slot || impl->slot->tid != tid) return false;
+    *thread_arg = impl;
+    return true;
+}
+
+// Stack addresses come from the copy taken in the handler: the live stack has
+// moved on. Other addresses (code, data) are read from our own memory with
+// process_vm_readv, which fails cleanly on an unmapped address (a dlclosed
+// object) instead of faulting.
+bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
+    auto* impl = static_cast<Impl*>(arg);
+    const Slot& s = *impl->slot;
+    if (addr >= s.sp && addr + sizeof(Dwarf_Word) <= s.sp + s.copied) {
+        std::memcpy(result, s.window + (addr - s.sp), sizeof(Dwarf_Word));
+        return true;
+    }
+    if ((addr >= s.stack_lo && addr < s.stack_hi) || (addr >= s.sp && addr < s.sp + s.window_size)) {
+        impl->hit_window_end = true;
+        return false;
+    }
+    struct iovec local = {result, sizeof(Dwarf_Word)};
+    struct iovec remote = {reinterpret_cast<void*>(addr), sizeof(Dwarf_Word)};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == sizeof(Dwarf_Word);
+}
+
+bool set_initial_registers(Dwfl_Thread* thread, void* thread_arg) {
+    auto* impl = static_cast<Impl*>(thread_arg);
+#if defined(__x86_64__)
+    Dwarf_Word regs[kRegCount];
+    for (int i = 0; i < kRegCount; ++i) regs[i] = impl->slot->regs[i];
+    if (!dwfl_thread_state_registers(thread, 0, kRegCount, regs)) return false;
+    dwfl_thread_state_register_pc(thread, regs[16]);
+    return true;
+#else
+    (void)thread;
+    (void)impl;
+    return false;
+#endif
+}
+
+const Dwfl_Thread_Callbacks kThreadCallbacks = {
+    next_thread, get_thread, memory_read, set_initial_registers, nullptr, nullptr,
+};
+
+std::string demangle(const char* name) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    if (!d) return name;
+    std::string s(d);
+    std::free(d);
+    return s;
+}
+
+struct FrameWalk {
+    std::vector<Dwarf_Addr> pcs;
+    std::vector<bool> activation;
+};
+
+int on_frame(Dwfl_Frame* frame, void* arg) {
+    auto* walk = static_cast<FrameWalk*>(arg);
+    Dwarf_Addr pc = 0;
+    bool isactivation = false;
+    if (!dwfl_frame_pc(frame, &pc, &isactivation)) return DWARF_CB_ABORT;
+    walk->pcs.push_back(pc);
+    walk->activation.push_back(isactivation);
+    return walk->pcs.size() >= 128 ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+}  // namespace
+
+Unwinder::Unwinder() : impl_(std::make_unique<Impl>()) {
+    impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
+    impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    impl_->callbacks.debuginfo_path = &impl_->debuginfo_path;
+    impl_->dwfl = dwfl_begin(&impl_->callbacks);
+}
+
+Unwinder::~Unwinder() {
+    if (impl_->dwfl) dwfl_end(impl_->dwfl);
+}
+
+bool Unwinder::refresh(std::string* error) {
+    if (!impl_->dwfl) {
+        *error = std::string("libdw: ") + dwfl_errmsg(-1);
+        return false;
+    }
+    dwfl_report_begin(impl_->dwfl);
+    const int r = dwfl_linux_proc_report(impl_->dwfl, getpid());
+    dwfl_report_end(impl_->dwfl, nullptr, nullptr);
+    if (r != 0) {
+        *error = std::string("libdw cannot read /proc/self/maps: ") + (r > 0 ? std::strerror(r) : dwfl_errmsg(-1));
+        return false;
+    }
+    if (!impl_->attached) {
+        if (!dwfl_attach_state(impl_->dwfl, nullptr, getpid(), &kThreadCallbacks, impl_.get())) {
+            *error = std::string("libdw: ") + dwfl_errmsg(-1);
+            return false;
+        }
+        impl_->attached = true;
+    }
+    return true;
+}
+
+std::vector<Frame> Unwinder::unwind(const Slot& slot, bool file_line, std::string* note) {
+    std::vector<Frame> frames;
+#if !defined(__x86_64__)
+    *note = "stack capture is implemented for x86-64 only";
+    return frames;
+#endif
+    impl_->slot = &slot;
+    impl_->hit_window_end = false;
+    FrameWalk walk;
+    const int r = dwfl_getthread_frames(impl_->dwfl, slot.tid, on_frame, &walk);
+    impl_->slot = nullptr;
+    if (impl_->hit_window_end)
+        *note = "stack truncated: the frames above lie beyond the " + std::to_string(slot.window_size / 1024) +
+                " KiB copied";
+    else if (r == -1 && walk.pcs.size() <= 1 && dwfl_errno() != 0)
+        *note = std::string("unwinding stopped: ") + dwfl_errmsg(-1);
+    for (size_t i = 0; i < walk.pcs.size(); ++i) {
+        Frame f;
+        f.pc = walk.pcs[i];
+        // A return address points after the call: look up the call itself.
+        const Dwarf_Addr lookup = walk.activation[i] ? f.pc : f.pc - 1;
+        if (Dwfl_Module* mod = dwfl_addrmodule(impl_->dwfl, lookup)) {
+            Dwarf_Addr base = 0;
+            const char* modname = dwfl_module_info(mod, nullptr, &base, nullptr, nullptr, nullptr, nullptr, nullptr);
+            f.object = modname ? modname : "";
+            f.object_offset = f.pc - base;
+            GElf_Off off = 0;
+            GElf_Sym sym;
+            if (const char* name = dwfl_module_addrinfo(mod, lookup, &off, &sym, nullptr, nullptr, nullptr)) {
+                f.function = demangle(name);
+                f.offset = off + (f.pc - lookup);
+            }
+            if (file_line) {
+                if (Dwfl_Line* line = dwfl_module_getsrc(mod, lookup)) {
+                    int lineno = 0;
+                    if (const char* src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+                        f.file = src;
+                        f.line = lineno;
+                    }
+                }
+            }
+        }
+        frames.push_back(std::move(f));
+    }
+    return frames;
+}
+
+}  // namespace probekit::threads
