@@ -124,6 +124,14 @@ PROBEKIT_API int probekit_threads_request(void);
    core dump are what they would have been. Starts the service thread. */
 PROBEKIT_API int probekit_threads_install_panic(const char *sink_path);
 
+/* Opt-in watchdog: every registered thread that has marked progress at least
+   once gets a timer on its own CPU clock (it fires only while the thread
+   runs: sleeping threads cost nothing). After warn_ms of CPU without
+   probekit_thread_progress() the thread's stack goes to the sink (once per
+   episode); after panic_ms (0: never) it raises SIGABRT, which the panic
+   handler, if installed, turns into a full dump. Starts the service thread. */
+PROBEKIT_API int probekit_threads_watchdog(unsigned warn_ms, unsigned panic_ms, const char *sink_path);
+
 #ifdef __cplusplus
 }
 #endif

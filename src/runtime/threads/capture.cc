@@ -4,6 +4,7 @@
 // dlopen or an exception throw). The handler copies registers and a stack
 // window; the requester unwinds the copy later, outside any handler.
 #include "runtime/threads/capture.h"
+#include "runtime/threads/watchdog.h"
 
 #include <cerrno>
 #include <climits>
@@ -58,6 +59,8 @@ void on_capture_signal(int sig, siginfo_t* info, void* uc) {
             }
         }
         // Not armed: a late delivery after the requester gave up; nothing to do.
+    } else if (info->si_code == SI_TIMER) {
+        if (Slot* slot = find_slot(tid)) watchdog_tick(*slot);
     } else {
         ExternalHook hook = g_external_hook.load(std::memory_order_acquire);
         if (!(hook && info->si_code != SI_KERNEL && hook(info))) chain_previous(sig, info, uc);

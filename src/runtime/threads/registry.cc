@@ -8,6 +8,7 @@
 #include "runtime/threads/capture.h"
 #include "runtime/threads/dump.h"
 #include "runtime/threads/slot.h"
+#include "runtime/threads/watchdog.h"
 
 namespace probekit::threads {
 
@@ -35,6 +36,7 @@ pthread_once_t g_once = PTHREAD_ONCE_INIT;
 void remove_and_free(Slot* slot) {
     {
         std::lock_guard lock(g_registry_mutex);
+        watchdog_detach(*slot);
         for (size_t i = 0; i < g_slot_high.load(std::memory_order_relaxed); ++i) {
             if (g_slots[i].load(std::memory_order_relaxed) == slot) {
                 g_slots[i].store(nullptr, std::memory_order_release);
@@ -163,6 +165,7 @@ int probekit_thread_register(const char* name, probekit_thread_state_fn fn, void
             return PROBEKIT_E_NO_MEMORY;
         }
         g_slots[i].store(slot, std::memory_order_release);
+        watchdog_attach(*slot);
         if (i >= g_slot_high.load(std::memory_order_relaxed)) g_slot_high.store(i + 1, std::memory_order_release);
     }
     t_slot = slot;

@@ -46,6 +46,13 @@ struct Slot {
     probekit_thread_state_fn state_fn = nullptr;
     void* state_data = nullptr;
     uint64_t progress_seen = 0;  // at the previous dump
+    // Watchdog (watchdog.cc): the thread's CPU-time timer, and what its
+    // handler saw last. Touched by that thread's handler only.
+    void* watchdog_timer = nullptr;
+    bool has_watchdog_timer = false;
+    uint64_t watchdog_progress = 0;
+    unsigned watchdog_stuck_ms = 0;
+    bool watchdog_warned = false;
 };
 
 inline constexpr size_t kMaxSlots = 4096;
