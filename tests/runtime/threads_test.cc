@@ -26,9 +26,13 @@
 // TSan runs a signal handler late, at the thread's next intercepted call,
 // with the context saved at delivery: the copied stack no longer matches the
 // registers, so frames are not checked there (the protocol still is).
+// It also defers the handler of a thread blocked in read(2) (not one of its
+// "blocking" interceptors) until the read returns: pipe readers never answer.
 constexpr bool kFramesReliable = false;
+constexpr bool kReadersAnswer = false;
 #else
 constexpr bool kFramesReliable = true;
+constexpr bool kReadersAnswer = true;
 #endif
 
 namespace {
@@ -65,7 +69,8 @@ TEST_CASE("every thread of 64 is named, with its call chain, in interrupt-all mo
             const std::string name = std::string(kind) + "-" + std::to_string(i);
             const std::string e = entry_of(text, name);
             REQUIRE(!e.empty());
-            CHECK(e.find(": not") == std::string::npos);  // captured, not "not responding"
+            if (kReadersAnswer || std::string(kind) != "read")
+                CHECK(e.find(": not") == std::string::npos);  // captured, not "not responding"
             if (kFramesReliable)
                 for (int level = 1; level <= 5; ++level)
                     CHECK(e.find(" pk_" + std::string(kind) + "_" + std::to_string(level) + "+0x") != std::string::npos);
@@ -101,11 +106,12 @@ TEST_CASE("the default mode interrupts nobody and reports blocked threads from /
 }
 
 TEST_CASE("100 dumps in a row, then 2 x 50 concurrently") {
-    Workload w({1, 1, 1, 1, true});
+    Workload w({1, 1, 1, kReadersAnswer ? 1 : 0, true});
     probekit::threads::options o;
     o.mode = PROBEKIT_THREADS_INTERRUPT_ALL;
     for (int i = 0; i < 100; ++i) {
         const std::string text = probekit::threads::dump(o);
+        INFO(text);
         REQUIRE(count(text, "not responding") == 0);
     }
     std::atomic<int> ok{0};
@@ -152,7 +158,7 @@ TEST_CASE("threads that never registered are listed with their blocked call") {
 }
 
 TEST_CASE("dumps while threads dlopen/dlclose and throw exceptions in loops: no deadlock") {
-    Workload w({1, 1, 1, 1, true});
+    Workload w({1, 1, 1, kReadersAnswer ? 1 : 0, true});
     std::atomic<bool> stop{false};
     std::atomic<long> loads{0}, throws{0};
     std::thread loader([&] {

@@ -32,19 +32,28 @@ struct Previous {
     bool had_progress = false;
 };
 
-// Serialized by g_take_mutex (one collector at a time).
-std::map<pid_t, Previous> g_previous;
+// State used by the service thread, which may still run while the process
+// exits: allocated once and never destroyed, so no static destructor races
+// with it.
+template <class T>
+T& immortal() {
+    static T* p = new T;
+    return *p;
+}
+
+// Serialized by run()'s mutex (one collector at a time).
+auto& g_previous = immortal<std::map<pid_t, Previous>>();
 uint64_t g_dump_count = 0;
 Unwinder* g_unwinder = nullptr;
 
 // Sharing: a request that arrives while a dump with the same options is being
 // taken gets that dump instead of starting another one.
 std::mutex g_share_mutex;
-std::condition_variable g_share_cv;
+std::condition_variable& g_share_cv = immortal<std::condition_variable>();
 bool g_in_flight = false;
 DumpOptions g_in_flight_options;
 uint64_t g_started = 0, g_finished = 0;
-std::shared_ptr<const Dump> g_last;
+std::shared_ptr<const Dump>& g_last = immortal<std::shared_ptr<const Dump>>();
 
 void judge_progress(ThreadReport& r, const Slot* slot) {
     Previous now{r.task.cpu_ns, r.task.switches, slot ? slot->progress.load(std::memory_order_relaxed) : 0,

@@ -13,6 +13,7 @@
 namespace probekit::threads {
 
 std::atomic<Slot*> g_slots[kMaxSlots];
+std::atomic<pid_t> g_slot_tids[kMaxSlots];
 std::atomic<size_t> g_slot_high{0};
 std::mutex g_registry_mutex;
 
@@ -39,6 +40,7 @@ void remove_and_free(Slot* slot) {
         watchdog_detach(*slot);
         for (size_t i = 0; i < g_slot_high.load(std::memory_order_relaxed); ++i) {
             if (g_slots[i].load(std::memory_order_relaxed) == slot) {
+                g_slot_tids[i].store(0, std::memory_order_release);
                 g_slots[i].store(nullptr, std::memory_order_release);
                 break;
             }
@@ -67,9 +69,11 @@ void after_fork_child() {
         if (!s) continue;
         if (s == t_slot) {
             s->tid = self;
+            g_slot_tids[i].store(self, std::memory_order_relaxed);
             s->state.store(kIdle, std::memory_order_relaxed);
             continue;
         }
+        g_slot_tids[i].store(0, std::memory_order_relaxed);
         g_slots[i].store(nullptr, std::memory_order_relaxed);
         delete[] s->window;
         delete s;
@@ -101,10 +105,8 @@ bool configure(int signal, size_t window) {
 
 Slot* find_slot(pid_t tid) {
     const size_t high = g_slot_high.load(std::memory_order_acquire);
-    for (size_t i = 0; i < high; ++i) {
-        Slot* s = g_slots[i].load(std::memory_order_acquire);
-        if (s && s->tid == tid) return s;
-    }
+    for (size_t i = 0; i < high; ++i)
+        if (g_slot_tids[i].load(std::memory_order_acquire) == tid) return g_slots[i].load(std::memory_order_acquire);
     return nullptr;
 }
 
@@ -165,6 +167,7 @@ int probekit_thread_register(const char* name, probekit_thread_state_fn fn, void
             return PROBEKIT_E_NO_MEMORY;
         }
         g_slots[i].store(slot, std::memory_order_release);
+        g_slot_tids[i].store(slot->tid, std::memory_order_release);
         watchdog_attach(*slot);
         if (i >= g_slot_high.load(std::memory_order_relaxed)) g_slot_high.store(i + 1, std::memory_order_release);
     }

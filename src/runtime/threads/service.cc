@@ -22,7 +22,7 @@ namespace {
 std::atomic<int> g_request_fd{-1};  // write end, non-blocking
 int g_read_fd = -1;
 std::mutex g_sink_mutex;
-std::string g_sink_path;  // "" = stderr
+std::string& g_sink_path = *new std::string;  // "" = stderr; never destroyed: the service may run during exit
 
 // Another process's kill (SI_USER), tgkill (SI_TKILL) or sigqueue (SI_QUEUE,
 // from `probekit threads`). Terminal resizes (SI_KERNEL) never get here.

@@ -1,11 +1,13 @@
 // The per-thread capture slot and the table of registered threads.
 //
 // The signal handler finds its slot by kernel tid in a fixed table of atomic
-// pointers (no TLS: a thread_local in a dlopened libprobekit can allocate on
-// first access, which a handler must not do). Only the thread itself frees
-// its slot, after removing it from the table, so a handler on that thread
-// never sees a freed slot; requesters hold g_registry_mutex while they read
-// slots, and unregister takes it before freeing.
+// tids and pointers (no TLS: a thread_local in a dlopened libprobekit can
+// allocate on first access, which a handler must not do). It compares tids
+// only and dereferences nothing but its own slot: other threads' slots may be
+// freed at any time. Only the thread itself frees its slot, after removing it
+// from the table, so a handler on that thread never sees a freed slot;
+// requesters hold g_registry_mutex while they read slots, and unregister
+// takes it before freeing.
 #pragma once
 
 #include <atomic>
@@ -57,6 +59,7 @@ struct Slot {
 
 inline constexpr size_t kMaxSlots = 4096;
 extern std::atomic<Slot*> g_slots[kMaxSlots];
+extern std::atomic<pid_t> g_slot_tids[kMaxSlots];  // 0: free; set after the pointer, cleared before
 extern std::atomic<size_t> g_slot_high;  // slots [0, high) may be in use
 extern std::mutex g_registry_mutex;
 

@@ -39,11 +39,13 @@ bool get_thread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
 bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
     auto* impl = static_cast<Impl*>(arg);
     const Slot& s = *impl->slot;
-    if (addr >= s.sp && addr + sizeof(Dwarf_Word) <= s.sp + s.copied) {
+    // Offsets, not end addresses: a garbage address near 2^64 must not wrap
+    // into the window.
+    if (addr >= s.sp && s.copied >= sizeof(Dwarf_Word) && addr - s.sp <= s.copied - sizeof(Dwarf_Word)) {
         std::memcpy(result, s.window + (addr - s.sp), sizeof(Dwarf_Word));
         return true;
     }
-    if ((addr >= s.stack_lo && addr < s.stack_hi) || (addr >= s.sp && addr < s.sp + s.window_size)) {
+    if ((addr >= s.stack_lo && addr < s.stack_hi) || (addr >= s.sp && addr - s.sp < s.window_size)) {
         impl->hit_window_end = true;
         return false;
     }
