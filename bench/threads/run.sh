@@ -47,13 +47,5 @@ wait
 
 echo "== 2. in-process, 100 dumps each"
 for args in "--interrupt-all" "--interrupt-all --file-line"; do
-  "$target" --dumps 100 $args | tail -n +2 | python3 -c '
-import json, sys
-rows = [json.loads(l) for l in sys.stdin]
-e = sorted(r["elapsed_ns"] / 1e6 for r in rows)
-s = sorted(r["answer_spread_ns"] / 1e6 for r in rows)
-p = lambda v, q: v[min(len(v) - 1, int(q * len(v)))]
-print(f"'"$args"': {len(rows)} dumps, {rows[-1][\"captured\"]} stacks, {rows[-1][\"frames\"]} frames; "
-      f"dump median {p(e, .5):.3f} ms p99 {p(e, .99):.3f} ms (first {rows[0][\"elapsed_ns\"]/1e6:.1f} ms); "
-      f"answer spread median {p(s, .5):.3f} ms p99 {p(s, .99):.3f} ms")'
+  "$target" --dumps 100 $args | python3 "$root/bench/threads/summarize.py" "$args"
 done

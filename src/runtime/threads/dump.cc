@@ -77,7 +77,7 @@ void collect(Dump& d, pid_t pre_captured) {
     const int sig = capture_signal();
     const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
     const bool interrupt_all = d.options.mode == PROBEKIT_THREADS_INTERRUPT_ALL;
-    std::vector<std::pair<size_t, Slot*>> armed;
+    std::vector<std::pair<size_t, Slot*>> armed, to_signal;
     for (pid_t tid : list_tasks()) {
         ThreadReport r;
         r.task = read_task_state(tid, sig);
@@ -96,8 +96,6 @@ void collect(Dump& d, pid_t pre_captured) {
             r.capture = Capture::stopped;
         } else if (r.task.state == 'Z' || r.task.state == 'X') {
             r.capture = Capture::exited;
-        } else if (r.task.blocks_signal) {
-            r.capture = Capture::signal_blocked;
         } else if (!interrupt_all && r.task.state != 'R' && !r.requester) {
             r.capture = Capture::not_signalled;
         } else {
@@ -106,20 +104,31 @@ void collect(Dump& d, pid_t pre_captured) {
             if (st != kIdle) {
                 r.capture = Capture::busy;
             } else {
-                slot->state.store(kArmed, std::memory_order_release);
-                // The requester signals itself too: the handler runs before
-                // tgkill returns, and its stack shows where the dump came from.
-                if (syscall(SYS_tgkill, d.pid, tid, sig) == 0) {
-                    r.capture = Capture::captured;
-                    armed.emplace_back(d.threads.size(), slot);
-                } else {
-                    slot->state.store(kIdle, std::memory_order_relaxed);
-                    r.capture = errno == ESRCH ? Capture::exited : Capture::no_answer;
-                }
+                r.capture = Capture::captured;
+                to_signal.emplace_back(d.threads.size(), slot);
             }
         }
         d.threads.push_back(std::move(r));
     }
+    // Signalled together, after all the /proc reads, so that the answers are
+    // as close to one instant as possible. The requester signals itself too:
+    // the handler runs before tgkill returns, and its stack shows where the
+    // dump came from.
+    for (auto& [index, slot] : to_signal) {
+        ThreadReport& r = d.threads[index];
+        slot->state.store(kArmed, std::memory_order_release);
+        if (syscall(SYS_tgkill, d.pid, r.task.tid, sig) == 0) {
+            armed.emplace_back(index, slot);
+        } else {
+            slot->state.store(kIdle, std::memory_order_relaxed);
+            r.capture = errno == ESRCH ? Capture::exited : Capture::no_answer;
+        }
+    }
+    // A thread whose mask blocks the signal is signalled all the same: the
+    // mask may be a passing one (the thread is still in the handler of the
+    // previous dump), and if not, the signal stays pending until the thread
+    // unblocks it, outside any system call, and its handler then finds its
+    // slot idle and returns. After the bound it is reported from SigBlk.
     // Bounded wait for the answers.
     const uint64_t deadline = now_ns() + static_cast<uint64_t>(d.options.timeout_ms) * 1000000u;
     for (auto& [index, slot] : armed) {
@@ -159,13 +168,13 @@ void collect(Dump& d, pid_t pre_captured) {
     }
     for (ThreadReport& r : d.threads) {
         if (r.task.gone) continue;
-        const TaskInfo fresh = read_task_state(r.task.tid, sig);
-        if (fresh.gone) {
+        if (!read_cpu_time(r.task)) {
             if (r.capture != Capture::captured) r.capture = Capture::exited;
             continue;
         }
-        r.task.cpu_ns = fresh.cpu_ns;
-        read_task_details(r.task);
+        // A captured thread's stack shows where it is; the others get the
+        // kernel's view of their blocked call.
+        if (r.capture != Capture::captured) read_task_details(r.task);
         Slot* slot = find_slot(r.task.tid);
         if (slot && slot->state_fn) {
             char buf[1024];

@@ -12,7 +12,7 @@ namespace probekit::threads {
 struct TaskInfo {
     pid_t tid = 0;
     std::string comm;     // the kernel's thread name
-    char state = '?';     // R S D T t Z X, from stat
+    char state = '?';     // R S D T t Z X
     uint64_t cpu_ns = 0;  // CPU time (the thread's CPU clock)
     uint64_t switches = 0;  // times it was scheduled (schedstat), for "no progress"
     long syscall = -1;    // blocked in this system call; -1 when running or unknown
@@ -24,8 +24,10 @@ struct TaskInfo {
 
 // The thread ids in /proc/self/task, in ascending order.
 std::vector<pid_t> list_tasks();
-// Reads the cheap fields (state, CPU time) only.
+// Name, state, signal mask (status) and CPU time.
 TaskInfo read_task_state(pid_t tid, int capture_signal);
+// CPU time only; false when the thread is gone.
+bool read_cpu_time(TaskInfo& info);
 // Adds the blocked-call view: syscall, wchan, schedstat.
 void read_task_details(TaskInfo& info);
 

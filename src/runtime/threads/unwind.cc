@@ -1,6 +1,7 @@
 #include "runtime/threads/unwind.h"
 
 #include <cstring>
+#include <unordered_map>
 #include <cxxabi.h>
 #include <cstdlib>
 #include <elfutils/libdwfl.h>
@@ -10,7 +11,20 @@
 
 namespace probekit::threads {
 
+// What symbolizing a pc found, cached across dumps: libdwfl looks symbols up
+// by a linear scan of the object's symbol table, and the same few hundred
+// return addresses recur in every dump. Cleared when the set of loaded
+// objects changes (a pc may then belong to another object).
+struct Symbolized {
+    std::string function, object, file;
+    uint64_t offset = 0, object_offset = 0;
+    int line = 0;
+    bool has_line = false;
+};
+
 struct Unwinder::Impl {
+    std::unordered_map<uint64_t, Symbolized> cache;
+    uint64_t modules_signature = 0;
     Dwfl* dwfl = nullptr;
     bool attached = false;
     const Slot* slot = nullptr;     // being unwound
@@ -122,6 +136,22 @@ bool Unwinder::refresh(std::string* error) {
         *error = std::string("libdw cannot read /proc/self/maps: ") + (r > 0 ? std::strerror(r) : dwfl_errmsg(-1));
         return false;
     }
+    // A signature of the loaded objects (name and base of each): when it
+    // changes, cached symbols may be stale.
+    uint64_t signature = 1469598103934665603ull;
+    dwfl_getmodules(
+        impl_->dwfl,
+        [](Dwfl_Module*, void**, const char* name, Dwarf_Addr base, void* arg) -> int {
+            auto* sig = static_cast<uint64_t*>(arg);
+            for (const char* c = name ? name : ""; *c; ++c) *sig = (*sig ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+            *sig = (*sig ^ base) * 1099511628211ull;
+            return DWARF_CB_OK;
+        },
+        &signature, 0);
+    if (signature != impl_->modules_signature) {
+        impl_->cache.clear();
+        impl_->modules_signature = signature;
+    }
     if (!impl_->attached) {
         if (!dwfl_attach_state(impl_->dwfl, nullptr, getpid(), &kThreadCallbacks, impl_.get())) {
             *error = std::string("libdw: ") + dwfl_errmsg(-1);
@@ -152,27 +182,45 @@ std::vector<Frame> Unwinder::unwind(const Slot& slot, bool file_line, std::strin
         Frame f;
         f.pc = walk.pcs[i];
         // A return address points after the call: look up the call itself.
-        const Dwarf_Addr lookup = walk.activation[i] ? f.pc : f.pc - 1;
-        if (Dwfl_Module* mod = dwfl_addrmodule(impl_->dwfl, lookup)) {
-            Dwarf_Addr base = 0;
-            const char* modname = dwfl_module_info(mod, nullptr, &base, nullptr, nullptr, nullptr, nullptr, nullptr);
-            f.object = modname ? modname : "";
-            f.object_offset = f.pc - base;
-            GElf_Off off = 0;
-            GElf_Sym sym;
-            if (const char* name = dwfl_module_addrinfo(mod, lookup, &off, &sym, nullptr, nullptr, nullptr)) {
-                f.function = demangle(name);
-                f.offset = off + (f.pc - lookup);
-            }
-            if (file_line) {
-                if (Dwfl_Line* line = dwfl_module_getsrc(mod, lookup)) {
-                    int lineno = 0;
-                    if (const char* src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
-                        f.file = src;
-                        f.line = lineno;
+        const bool activation = walk.activation[i];
+        const Dwarf_Addr lookup = activation ? f.pc : f.pc - 1;
+        // Keyed by the pc and whether it is a call site (its lookup differs).
+        const uint64_t key = f.pc * 2 + (activation ? 1 : 0);
+        auto it = impl_->cache.find(key);
+        if (it == impl_->cache.end() || (file_line && !it->second.has_line)) {
+            Symbolized sym;
+            if (Dwfl_Module* mod = dwfl_addrmodule(impl_->dwfl, lookup)) {
+                Dwarf_Addr base = 0;
+                const char* modname = dwfl_module_info(mod, nullptr, &base, nullptr, nullptr, nullptr, nullptr, nullptr);
+                sym.object = modname ? modname : "";
+                sym.object_offset = f.pc - base;
+                GElf_Off off = 0;
+                GElf_Sym elf_sym;
+                if (const char* name = dwfl_module_addrinfo(mod, lookup, &off, &elf_sym, nullptr, nullptr, nullptr)) {
+                    sym.function = demangle(name);
+                    sym.offset = off + (f.pc - lookup);
+                }
+                if (file_line) {
+                    sym.has_line = true;
+                    if (Dwfl_Line* line = dwfl_module_getsrc(mod, lookup)) {
+                        int lineno = 0;
+                        if (const char* src = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+                            sym.file = src;
+                            sym.line = lineno;
+                        }
                     }
                 }
             }
+            it = impl_->cache.insert_or_assign(key, std::move(sym)).first;
+        }
+        const Symbolized& sym = it->second;
+        f.function = sym.function;
+        f.offset = sym.offset;
+        f.object = sym.object;
+        f.object_offset = sym.object_offset;
+        if (file_line) {
+            f.file = sym.file;
+            f.line = sym.line;
         }
         frames.push_back(std::move(f));
     }
