@@ -7,6 +7,7 @@
 // accept one connection, from the target pid (SO_PEERCRED), which writes the
 // dump and closes. The process checks our socket's credentials in turn.
 #include "control/thread_dump_client.h"
+#include "runtime/threads/service.h"
 
 #include <cerrno>
 #include <csignal>
@@ -22,8 +23,10 @@
 namespace probekit::control {
 namespace {
 
-constexpr const char* kServicePrefix = "probekit-sig";  // src/runtime/threads/service.h
-constexpr uint32_t kJson = 1, kInterruptAll = 4, kFileLine = 8;
+using probekit::threads::kCliFileLine;
+using probekit::threads::kCliInterruptAll;
+using probekit::threads::kCliJson;
+using probekit::threads::kServiceThreadPrefix;
 
 std::string read_line(const std::string& path) {
     std::ifstream f(path);
@@ -42,8 +45,8 @@ int service_signal(pid_t pid) {
     while (const dirent* e = readdir(d)) {
         if (e->d_name[0] == '.') continue;
         const std::string comm = read_line(dir + "/" + e->d_name + "/comm");
-        if (comm.rfind(kServicePrefix, 0) == 0) {
-            sig = std::atoi(comm.c_str() + std::strlen(kServicePrefix));
+        if (comm.rfind(kServiceThreadPrefix, 0) == 0) {
+            sig = std::atoi(comm.c_str() + std::strlen(kServiceThreadPrefix));
             break;
         }
     }
@@ -88,7 +91,7 @@ std::string request_thread_dump(const ThreadDumpRequest& rq, std::string* error)
     }
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    const std::string name = std::string(1, '\0') + "probekit-threads." + std::to_string(getpid()) + "." + std::to_string(nonce);
+    const std::string name = probekit::threads::cli_socket_name(getpid(), nonce);
     std::memcpy(addr.sun_path, name.data(), name.size());
     const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size());
     if (bind(s, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(s, 4) != 0) {
@@ -97,8 +100,8 @@ std::string request_thread_dump(const ThreadDumpRequest& rq, std::string* error)
         return "";
     }
     sigval value{};
-    value.sival_int = static_cast<int>((nonce << 4) | (rq.json ? kJson : 0) | (rq.interrupt_all ? kInterruptAll : 0) |
-                                       (rq.file_line ? kFileLine : 0));
+    value.sival_int = static_cast<int>((nonce << 4) | (rq.json ? kCliJson : 0) | (rq.interrupt_all ? kCliInterruptAll : 0) |
+                                       (rq.file_line ? kCliFileLine : 0));
     if (sigqueue(rq.pid, sig, value) != 0) {
         *error = errno == EPERM ? "permission denied: signalling " + who + " needs its user or CAP_KILL"
                                 : "cannot signal " + who + ": " + std::strerror(errno);

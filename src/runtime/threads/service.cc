@@ -116,11 +116,6 @@ void* service_main(void*) {
 
 }  // namespace
 
-std::string cli_socket_name(pid_t cli_pid, uint32_t nonce) {
-    // Abstract namespace (leading NUL): nothing to clean up if either side dies.
-    return std::string(1, '\0') + "probekit-threads." + std::to_string(cli_pid) + "." + std::to_string(nonce);
-}
-
 int open_sink(uint64_t dump_number, bool* close_after, std::string* error) {
     std::string path;
     {

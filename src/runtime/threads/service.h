@@ -33,8 +33,12 @@ int open_sink(uint64_t dump_number, bool* close_after, std::string* error);
 // The name the service thread carries ("probekit-sig28"): how `probekit
 // threads` finds that a process serves dumps, and on which signal.
 inline constexpr const char* kServiceThreadPrefix = "probekit-sig";
-// The abstract unix socket a `probekit threads` CLI listens on.
-std::string cli_socket_name(pid_t cli_pid, uint32_t nonce);
+// The abstract unix socket a `probekit threads` CLI listens on (shared with
+// src/control/thread_dump_client.cc). Abstract namespace (leading NUL):
+// nothing to clean up if either side dies.
+inline std::string cli_socket_name(pid_t cli_pid, uint32_t nonce) {
+    return std::string(1, '\0') + "probekit-threads." + std::to_string(cli_pid) + "." + std::to_string(nonce);
+}
 // sigqueue value: bits 0-1 format, bit 2 interrupt-all, bit 3 file:line,
 // bits 4-31 the nonce.
 inline constexpr uint32_t kCliJson = 1, kCliInterruptAll = 4, kCliFileLine = 8;

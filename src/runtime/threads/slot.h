@@ -47,7 +47,6 @@ struct Slot {
     std::string name;
     probekit_thread_state_fn state_fn = nullptr;
     void* state_data = nullptr;
-    uint64_t progress_seen = 0;  // at the previous dump
     // Watchdog (watchdog.cc): the thread's CPU-time timer, and what its
     // handler saw last. Touched by that thread's handler only.
     void* watchdog_timer = nullptr;

@@ -1,12 +1,16 @@
 #include "runtime/threads/unwind.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 #include <unordered_map>
 #include <cxxabi.h>
 #include <cstdlib>
 #include <elfutils/libdwfl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace probekit::threads {
@@ -129,9 +133,27 @@ bool Unwinder::refresh(std::string* error) {
         *error = std::string("libdw: ") + dwfl_errmsg(-1);
         return false;
     }
+    // /proc/self/maps in as few read() calls as possible (the kernel keeps
+    // each call consistent, not the sequence): threads mapping and unmapping
+    // meanwhile (stacks, allocators) could otherwise tear an object's
+    // segments apart in libdw's view. Then libdw parses the copy.
+    std::string maps;
+    const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        std::vector<char> buf(1 << 20);
+        ssize_t n;
+        while ((n = ::read(fd, buf.data(), buf.size())) > 0) maps.append(buf.data(), static_cast<size_t>(n));
+        ::close(fd);
+    }
+    FILE* copy = maps.empty() ? nullptr : fmemopen(maps.data(), maps.size(), "r");
+    if (!copy) {
+        *error = std::string("cannot read /proc/self/maps: ") + std::strerror(errno);
+        return false;
+    }
     dwfl_report_begin(impl_->dwfl);
-    const int r = dwfl_linux_proc_report(impl_->dwfl, getpid());
+    const int r = dwfl_linux_proc_maps_report(impl_->dwfl, copy);
     dwfl_report_end(impl_->dwfl, nullptr, nullptr);
+    std::fclose(copy);
     if (r != 0) {
         *error = std::string("libdw cannot read /proc/self/maps: ") + (r > 0 ? std::strerror(r) : dwfl_errmsg(-1));
         return false;
