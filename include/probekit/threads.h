@@ -67,7 +67,8 @@ struct probekit_threads_config {
   size_t stack_window;   /* bytes of stack copied per thread; 0 = 32 KiB */
 };
 /* Fails with PROBEKIT_E_INVALID for a real-time, SIGKILL/SIGSTOP or fatal
-   signal, and with PROBEKIT_THREADS_E_BUSY once a thread has registered. */
+   signal, and with PROBEKIT_THREADS_E_BUSY once the handler is installed
+   (the first registration, probekit_threads_serve or the panic handler). */
 PROBEKIT_API int probekit_threads_configure(const struct probekit_threads_config *config);
 
 /* ---- dumps ---- */
