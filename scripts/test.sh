@@ -33,8 +33,9 @@ tsanbuild=build-tsan
 if [[ ! -f $tsanbuild/build.ninja ]]; then
   meson setup $tsanbuild -Dwerror=true -Db_sanitize=thread -Db_lundef=false || exit 1
 fi
-ninja -C $tsanbuild tests/runtime/runtime_tests tests/runtime/runtime_stress_tests tests/runtime/runtime_exit_tests || exit 1
-meson test -C $tsanbuild --no-rebuild --print-errorlogs runtime runtime_stress runtime_exit || status=1
+ninja -C $tsanbuild tests/runtime/runtime_tests tests/runtime/runtime_stress_tests tests/runtime/runtime_exit_tests \
+  tests/runtime/runtime_threads_tests tests/runtime/libthreads_dl_module.so || exit 1
+meson test -C $tsanbuild --no-rebuild --print-errorlogs runtime runtime_stress runtime_exit runtime_threads || status=1
 
 python3 - $build/meson-logs/testlog.json $fuzzbuild/meson-logs/testlog.json $tsanbuild/meson-logs/testlog.json <<'PY' || status=1
 import json, sys

@@ -13,8 +13,7 @@ void own_probe_inserted(const probekit_probe *p);
 void own_probe_removed(const probekit_probe *p);
 void own_probe_statedump_begin(const char *name, uint64_t key);
 void own_probe_statedump_end(const char *name, uint64_t key);
-// For the thread-dump code (issue 6): the probe's only site, so that it is
-// in libprobekit.so for tracers to find whether or not a dump ever runs.
+// Fired by every finished thread dump (threads/dump.cc publish_dump).
 void own_probe_thread_dump(const char *text, uint64_t length, int32_t threads);
 
 // Whether desc is one of these probes. The runtime does not dispatch them

@@ -3,7 +3,9 @@ USDT probes: `probekit list` shows the seven with their typed signatures,
 readelf -n shows their .note.stapsdt entries, and gdb, stopping at
 probekit:callback__registered, callback__unregistered, statedump__begin and
 statedump__end in a program that registers a callback with key 4242 and
-requests a statedump with key 4243, reads exactly those values.
+requests a statedump with key 4243, reads exactly those values; at
+thread_dump it reads the dump's text, its length (the one the program's own
+copy has) and its thread count.
 
 argv: LIBPROBEKIT_SO PROGRAM"""
 import json
@@ -92,6 +94,12 @@ silent
 printf "HIT end %s %lu\n", (const char *)$_probe_arg0, $_probe_arg1
 continue
 end
+break -probe-stap probekit:thread_dump
+commands
+silent
+printf "HIT thread_dump %lu %d %s\n", $_probe_arg1, $_probe_arg2, (const char *)$_probe_arg0
+continue
+end
 run
 '''
 gdbfile = os.path.join(os.environ.get("MESON_BUILD_ROOT", "/tmp"), "own_probes.gdb")
@@ -100,8 +108,16 @@ with open(gdbfile, "w") as f:
 env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")  # LSan cannot run under ptrace
 r = run(["gdb", "-nx", "-batch", "-x", gdbfile, "--args", prog], env=env)
 hits = [l for l in r.stdout.splitlines() if l.startswith("HIT ")]
+dump = [l for l in hits if l.startswith("HIT thread_dump ")]
+hits = [l for l in hits if l not in dump]
 want = ["HIT registered own fired 4242", "HIT unregistered own fired 4242", "HIT begin owndump 4243",
         "HIT end owndump 4243"]
+printed = [l.split()[1] for l in r.stdout.splitlines() if l.startswith("DUMP ")]
+fields = dump[0].split(" ", 4) if len(dump) == 1 else []
+expect(len(fields) == 5 and printed == [fields[2]] and int(fields[3]) >= 1
+       and fields[4].startswith("probekit thread dump #1 of pid "),
+       "gdb stops at thread_dump once, with the dump's text, the program's length and the thread count",
+       f"got {dump}, program printed {printed}")
 expect(hits == want, "gdb stops at the runtime's probes with the exact values", f"got {hits}\n{r.stdout}\n{r.stderr}")
 expect("exited normally" in r.stdout, "the program exits normally under gdb", r.stdout[-2000:])
 sys.exit(1 if failures else 0)

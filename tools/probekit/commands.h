@@ -18,5 +18,6 @@ Command add_verify(CLI::App& app);
 Command add_enable(CLI::App& app);
 Command add_disable(CLI::App& app);
 Command add_trace(CLI::App& app);
+Command add_threads(CLI::App& app);
 
 }  // namespace probekit::cli

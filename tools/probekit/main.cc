@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
         probekit::cli::add_enable(app),
         probekit::cli::add_disable(app),
         probekit::cli::add_trace(app),
+        probekit::cli::add_threads(app),
     };
     try {
         app.parse(argc, argv);

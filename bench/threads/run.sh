@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Thread dump figures (docs/benchmarks.md, "Thread dumps"): one 64-thread
+# process (tests/runtime/threads_target: 22 threads in nanosleep, 21 in a
+# condition wait, 21 in a pipe read, each five calls deep), in the same run:
+#   1. `probekit threads PID --interrupt-all` (all 64 stacks, symbolized)
+#      against `gdb -batch -p PID -ex 'thread apply all bt'` and
+#      `eu-stack -p PID`; with file:line (`--lines`) against `eu-stack -s`;
+#   2. in-process: median and p99 of 100 dumps, and the spread of the
+#      threads' answer times within a dump;
+#   3. what the threads pay while nobody dumps: their scheduler switch counts
+#      over 5 s (zero: no timer, no polling).
+# Usage: bench/threads/run.sh [BUILD_DIR] (default build-bench, configured
+# --buildtype=release -Dstatic_probekit=false). Needs gdb, elfutils, hyperfine.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-bench}
+ninja -C "$build" probekit tests/runtime/threads_target >/dev/null
+target=$build/tests/runtime/threads_target
+probekit=$build/probekit
+out=$(mktemp -d)
+trap 'exec 3>&-; wait 2>/dev/null; rm -rf "$out"' EXIT
+
+mkfifo "$out/in"
+"$target" <"$out/in" >"$out/pid" &
+exec 3>"$out/in"
+for _ in $(seq 100); do [[ -s $out/pid ]] && break; sleep 0.05; done
+pid=$(head -1 "$out/pid")
+echo "target pid $pid: $(ls /proc/$pid/task | wc -l) threads"
+
+echo "== 1. external dumps of all 64 stacks (hyperfine, same process)"
+"$probekit" threads "$pid" --interrupt-all | grep -c ' pk_sleep_5+0x' | sed 's/^/probekit stacks through pk_sleep_5: /'
+hyperfine -N --warmup 2 --runs 10 --export-json "$out/symbols.json" \
+  "$probekit threads $pid --interrupt-all" \
+  "eu-stack -p $pid" \
+  "gdb -batch -p $pid -ex 'thread apply all bt'" 2>&1 | grep -vE '^\s*$'
+hyperfine -N --warmup 2 --runs 10 --export-json "$out/lines.json" \
+  "$probekit threads $pid --interrupt-all --lines" \
+  "eu-stack -s -p $pid" 2>&1 | grep -vE '^\s*$'
+
+echo "== 3. cost for threads not being dumped: switches of every thread over 5 s without dumps"
+before=$(cat /proc/$pid/task/*/schedstat | awk '{s+=$3} END {print s}')
+sleep 5
+after=$(cat /proc/$pid/task/*/schedstat | awk '{s+=$3} END {print s}')
+echo "context switches of the 64 threads + main + service thread in 5 s: $((after - before))"
+exec 3>&-
+wait
+
+echo "== 2. in-process, 100 dumps each"
+for args in "--interrupt-all" "--interrupt-all --file-line"; do
+  "$target" --dumps 100 $args | python3 "$root/bench/threads/summarize.py" "$args"
+done
