@@ -60,15 +60,15 @@ gdb -batch -x /tmp/probekit-demo.gdb --args "$SERVER" 3 10 2>/dev/null | grep -E
 if [[ $(id -u) -eq 0 ]]; then
   mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || true
   step "probekit trace: every hit with its arguments by name (kernel uprobes; no stap, no bpftrace)"
-  "$SERVER" 60 100 > /dev/null &
+  "$SERVER" 1000 100 > /dev/null &
   pid=$!
   sleep 0.3
   build/probekit trace -p $pid --duration 1 'demo:*'
   step "... as JSON lines, for scripts"
-  build/probekit trace -p $pid --format json --duration 0.5 'demo:request*' | head -3
+  build/probekit trace -p $pid --format json --duration 0.5 'demo:request*' | head -3 || true
   step "... or just counted (no ring buffer: nothing can be lost)"
   build/probekit trace -p $pid --count --duration 1 'demo:*'
-  kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
+  kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
   step "probekit trace -c: start the program under trace; no hit is missed from its first instruction"
   build/probekit trace -c "$SERVER 3 10" 'demo:request*'
 else
@@ -98,13 +98,13 @@ if [[ $(id -u) -eq 0 ]]; then
   build/probekit list -p $pid 'demo:cache*'
   build/probekit disable -p $pid
   build/probekit list -p $pid 'demo:cache*'
-  kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
+  kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
 else
   echo "(enable/disable step skipped: writing another process's gates needs root)"
 fi
 
 step "probekit threads: every thread of the live server, from inside the process (no ptrace)"
-"$SERVER" 40 100 4 > /dev/null &
+"$SERVER" 1000 100 4 > /dev/null &
 pid=$!
 sleep 0.5
 echo "--- the default mode: running threads are signalled, blocked ones are read from /proc and left alone"
@@ -113,6 +113,6 @@ echo "--- --interrupt-all: every registered worker shows its stack (blocked call
 build/probekit threads --interrupt-all $pid | sed -n '1,/^Thread 4 /p'
 echo "--- --format json, for scripts"
 build/probekit threads --format json $pid | python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ("dump", "pid", "mode", "elapsed_ns")}), [t["name"] for t in d["threads"]])'
-kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
+kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
 
 step "Done. Next: docs/getting-started.md"

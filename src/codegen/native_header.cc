@@ -74,14 +74,16 @@ template <class T> constexpr int sdt_size() {
 /* Pieces of each probe's fire(): a check with the spec's words (a builder
    only in the gated form, the type) that leaves okK for fire() to stop at
    (one error per mistake, not a cascade), then the conversion to the spec's
-   type. */
+   type. A builder's result is bound to vK first: the std::string a builder
+   returns must live until the probe has fired, not only until c_str(). */
 #define PROBEKIT_GEN_V1_CHECK(k, trait, id, arg, macro, expects) \
   static_assert(G || !::probekit_gen_v1::is_builder<T##k>::value, id ": argument " #k " '" arg \
                 "' is a builder (a callable): builders run only in the gated form " macro "_GATED(...)"); \
   constexpr bool ok##k = ::probekit_gen_v1::trait<T##k>; \
   static_assert(ok##k, id ": argument " #k " '" arg "' must be " expects);
 #define PROBEKIT_GEN_V1_ARG(k, convert) \
-  auto c##k = ::probekit_gen_v1::convert(::probekit_gen_v1::value(static_cast<T##k &&>(a##k)));
+  auto &&v##k = ::probekit_gen_v1::value(static_cast<T##k &&>(a##k)); \
+  auto c##k = ::probekit_gen_v1::convert(v##k);
 #define PROBEKIT_GEN_V1_AI __attribute__((__always_inline__)) inline
 #define PROBEKIT_GEN_V1_PLAIN(fn) fn::fire<false>
 #define PROBEKIT_GEN_V1_GATED(fn) fn::fire<true>

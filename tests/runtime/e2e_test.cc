@@ -52,14 +52,18 @@ TEST_CASE("a listener opens the generated gate and receives typed values", "[e2e
     e2e_c_fire(8, "/from/c");
     std::string s = "/std/string";
     E2E_REQ_START_GATED(9, s);
+    // Builders: the std::string one returns (longer than the small-string
+    // buffer: on the heap) must live until the probe has fired (ASan).
+    E2E_REQ_START_GATED([] { return 12; }, [] { return std::string("/built/by/a/builder/on/the/heap"); });
     E2E_REQ_START(10, "/plain/form");  // the plain marker does not dispatch
   }
   CHECK_FALSE(E2E_REQ_START_ENABLED());
   E2E_REQ_START_GATED(11, "/closed");
-  REQUIRE(seen.size() == 3);
+  REQUIRE(seen.size() == 4);
   CHECK(seen[0] == std::pair<int, std::string>{-7, "/from/cxx"});
   CHECK(seen[1] == std::pair<int, std::string>{8, "/from/c"});
   CHECK(seen[2] == std::pair<int, std::string>{9, "/std/string"});
+  CHECK(seen[3] == std::pair<int, std::string>{12, "/built/by/a/builder/on/the/heap"});
 }
 
 TEST_CASE("generated sites pass every kind as the ABI says", "[e2e]") {
