@@ -15,24 +15,13 @@ out=$root/bench/results/probe_cost.txt
 mkdir -p "$root/bench/results"
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-printf 'provider bench { probe hit(long i, long s); };\n' > "$w/bench.d"
-printf 'provider sdt { probe hit(long i, long s); };\n' > "$w/sdt.d"
-"$build/probekit" compile "$w/bench.d" -o "$w/bench_probes.h"
-"$build/probekit-dtrace" -h -s "$w/sdt.d" -o "$w/sdt_probes.h"
-"$build/probekit-dtrace" -G -s "$w/sdt.d" -o "$w/sdt_probes.o"
-gcc -O2 -I"$w" "$here/loop.c" "$w/sdt_probes.o" -o "$w/loop"
+source "$here/common.sh"
+build_loop "$build" "$w"
 
 {
 echo "# probe cost, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) cores, $(gcc --version | head -1)"
 echo "## disabled: instructions per iteration (callgrind, 10,000,000 iterations, gcc -O2)"
-N=10000000
-base=""
-for v in none plain gated sdt sdt_enabled; do
-  valgrind --tool=callgrind --callgrind-out-file="$w/cg.$v" --toggle-collect="work_$v" "$w/loop" $N $v >/dev/null 2>&1
-  ir=$(callgrind_annotate "$w/cg.$v" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
-  [[ -z $base ]] && base=$ir
-  awk -v v=$v -v ir=$ir -v base=$base -v n=$N 'BEGIN { printf "%-12s %8.3f instr/iter  (+%.3f over no probe)\n", v, ir/n, (ir-base)/n }'
-done
+instructions_per_iteration "$w" 10000000 none plain gated sdt sdt_enabled
 if [[ $(id -u) -eq 0 ]] && command -v bpftrace >/dev/null; then
   mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
   echo "## enabled: ns per hit while bpftrace counts hits (1,000,000 hits, median of 3)"
