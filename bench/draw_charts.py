@@ -147,12 +147,32 @@ def probe_cost(res):
                     n in ("plain", "gated")) for n, v in enabled])]
 
 
+def trace_overhead(res):
+    rows = {}
+    for line in open(os.path.join(res, "trace.txt")):
+        f = line.split()
+        if len(f) >= 8 and f[0] in ("trace", "count", "bpftrace"):
+            rows[f[0]] = (float(f[4]), float(f[6]))
+    if "bpftrace" not in rows or len(rows) < 2:
+        raise ValueError("trace.txt: no trace/count/bpftrace rows")
+    names = {"trace": "trace", "count": "trace --count", "bpftrace": "bpftrace"}
+    bt_ns, bt_cpu = rows["bpftrace"]
+    order = [n for n in ("trace", "count", "bpftrace") if n in rows]
+    return [Panel("overhead per hit in the traced threads, 100,000 hits/s", "ns per hit",
+                  [(names[n], rows[n][0], f"{rows[n][0]:.0f} ns", f"{fmt_ratio(rows[n][0] / bt_ns)} bpftrace"
+                    if n != "bpftrace" else "", n != "bpftrace") for n in order]),
+            Panel("the tracer's own CPU", "% of one CPU",
+                  [(names[n], rows[n][1], f"{rows[n][1]:.1f} %", f"{fmt_ratio(rows[n][1] / bt_cpu)} bpftrace"
+                    if n != "bpftrace" else "", n != "bpftrace") for n in order])]
+
+
 CHARTS = {
     "header_generation.png": header_generation,
     "site_compile.png": site_compile,
     "list_speed.png": list_speed,
     "list_memory.png": list_memory,
     "probe_cost.png": probe_cost,
+    "trace_overhead.png": trace_overhead,
 }
 
 

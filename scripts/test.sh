@@ -24,7 +24,9 @@ meson test -C $build --print-errorlogs --num-processes 2 || status=1
 if [[ ! -f $fuzzbuild/build.ninja ]]; then
   CC=clang CXX=clang++ meson setup $fuzzbuild -Dfuzz=true -Dwerror=true || exit 1
 fi
-ninja -C $fuzzbuild tests/fuzz/spec_fuzzer || exit 1
+# The whole tree, not only the fuzzers: it must also build warning-free with
+# clang (-Werror).
+ninja -C $fuzzbuild || exit 1
 meson test -C $fuzzbuild --print-errorlogs --suite fuzz || status=1
 
 # The runtime's concurrent tests again under ThreadSanitizer (a build of its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The runtime's figures (docs/benchmarks.md, section 7), against their peers
+# The runtime's figures (docs/benchmarks.md, section 5), against their peers
 # in the same run:
 #  1. dispatch_bench (Google Benchmark) for each way of linking the runtime:
 #       shared   libprobekit.so + liburcu-bp.so (the default)

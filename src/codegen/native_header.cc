@@ -126,8 +126,12 @@ static __inline__ __attribute__((__always_inline__, __unused__)) unsigned long l
    load: the same aligned 32-bit read, executed every time (asm goto is
    volatile), but gcc compiles a unit with thousands of gated sites in about
    a third less time: a C branch per site is what costs (docs/benchmarks.md,
-   section 2). The path not taken is two instructions. */
-#if defined(__x86_64__)
+   section 2). The path not taken is two instructions. gcc only: clang (14,
+   Debian 12's) checks every asm goto of a function against every asm-goto
+   label in it, and rejects two gated sites with a destructor between them
+   ("cannot jump from this asm goto statement to one of its possible
+   targets"), so clang gets the C `if`: three instructions (load, test, jne). */
+#if defined(__x86_64__) && !defined(__clang__)
 /* One label per site, named by __COUNTER__ (__label__ would do, but
    -Wpedantic rejects it in C); _ expands the counter, __ pastes it. */
 #define PROBEKIT_GEN_V1_IF_ENABLED(sem, call) PROBEKIT_GEN_V1_IF_ENABLED_(sem, call, __COUNTER__)
