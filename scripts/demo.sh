@@ -69,8 +69,8 @@ if [[ $(id -u) -eq 0 ]]; then
   step "... or just counted (no ring buffer: nothing can be lost)"
   build/probekit trace -p $pid --count --duration 1 'demo:*'
   kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
-  step "probekit trace -c: start the program under trace; no hit is missed from its first instruction"
-  build/probekit trace -c "$SERVER 3 10" 'demo:request*'
+  step "probekit trace -c: start the program under trace, attached before its first instruction"
+  build/probekit trace -c "$SERVER 5 100" 'demo:*'
 else
   echo "(probekit trace steps skipped: kernel uprobes need root or CAP_PERFMON)"
 fi
