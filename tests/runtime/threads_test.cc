@@ -6,11 +6,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <dlfcn.h>
 #include <probekit/threads.hpp>
@@ -194,6 +196,54 @@ TEST_CASE("dumps while threads dlopen/dlclose and throw exceptions in loops: no 
     thrower.join();
     CHECK(loads.load() > 0);
     CHECK(throws.load() > 0);
+}
+
+TEST_CASE("an object dlopened after a dump is symbolized in the next dump") {
+    // The dump reads the loaded objects again only when the executable
+    // mappings changed since the previous one: this is the change.
+    probekit::threads::options o;
+    o.mode = PROBEKIT_THREADS_INTERRUPT_ALL;
+    probekit::threads::dump(o);
+    REQUIRE(dlopen(PROBEKIT_TEST_MODULE, RTLD_NOW | RTLD_NOLOAD) == nullptr);
+    void* module = dlopen(PROBEKIT_TEST_MODULE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(module != nullptr);
+    auto block = reinterpret_cast<int (*)(int)>(dlsym(module, "threads_dl_module_block"));
+    REQUIRE(block != nullptr);
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    std::atomic<pid_t> tid{0};
+    std::thread t([&] {
+        probekit::threads::registration reg("in-module");
+        tid = gettid();
+        block(fds[0]);
+    });
+    // Until the thread sleeps in the module's read.
+    for (int i = 0; i < 500; ++i) {
+        if (tid != 0) {
+            char path[64], stat[512] = {};
+            std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid.load());
+            if (FILE* f = std::fopen(path, "r")) {
+                const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+                std::fclose(f);
+                const char* close = std::strrchr(stat, ')');
+                if (n && close && close[2] == 'S') break;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const std::string text = probekit::threads::dump(o);
+    INFO(text);
+    const std::string e = entry_of(text, "in-module");
+    REQUIRE(!e.empty());
+    if (kFramesReliable && kReadersAnswer) {
+        CHECK(e.find(" threads_dl_module_block+0x") != std::string::npos);
+        CHECK(e.find("libthreads_dl_module.so+0x") != std::string::npos);
+    }
+    REQUIRE(write(fds[1], "x", 1) == 1);
+    t.join();
+    close(fds[0]);
+    close(fds[1]);
+    dlclose(module);
 }
 
 namespace {

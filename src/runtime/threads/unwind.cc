@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "runtime/threads/exec_mappings.h"
+
 namespace probekit::threads {
 
 // What symbolizing a pc found, cached across dumps: libdwfl looks symbols up
@@ -29,6 +31,8 @@ struct Symbolized {
 struct Unwinder::Impl {
     std::unordered_map<uint64_t, Symbolized> cache;
     uint64_t modules_signature = 0;
+    // The executable mappings when libdw last read the maps; 0: unknown.
+    uint64_t exec_fingerprint = 0;
     Dwfl* dwfl = nullptr;
     bool attached = false;
     const Slot* slot = nullptr;     // being unwound
@@ -133,6 +137,12 @@ bool Unwinder::refresh(std::string* error) {
         *error = std::string("libdw: ") + dwfl_errmsg(-1);
         return false;
     }
+    // Taken before the maps are read: an object loaded in between changes the
+    // next fingerprint, so it is seen by the next dump at the latest.
+    uint64_t fingerprint = 0;
+    if (!exec_mappings_fingerprint(&fingerprint)) fingerprint = 0;
+    if (impl_->attached && fingerprint != 0 && fingerprint == impl_->exec_fingerprint) return true;
+    impl_->exec_fingerprint = 0;
     // /proc/self/maps in as few read() calls as possible (the kernel keeps
     // each call consistent, not the sequence): threads mapping and unmapping
     // meanwhile (stacks, allocators) could otherwise tear an object's
@@ -181,6 +191,7 @@ bool Unwinder::refresh(std::string* error) {
         }
         impl_->attached = true;
     }
+    impl_->exec_fingerprint = fingerprint;
     return true;
 }
 
