@@ -10,11 +10,16 @@
 #   3. what the threads pay while nobody dumps: their scheduler switch counts
 #      over 5 s (zero: no timer, no polling).
 # Usage: bench/threads/run.sh [BUILD_DIR] (default build-bench, configured
-# --buildtype=release -Dstatic_probekit=false). Needs gdb, elfutils, hyperfine.
+# here if it does not exist: --buildtype=release, so the CLI is linked
+# statically as shipped, which starts faster than a dynamic one).
+# Needs gdb, elfutils, hyperfine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-bench}
+[[ -f $build/build.ninja ]] || meson setup "$build" "$root" --buildtype=release >/dev/null
 ninja -C "$build" probekit tests/runtime/threads_target >/dev/null
+readelf -l "$build/probekit" | grep -q 'program interpreter' && echo "probekit CLI: dynamically linked" ||
+  echo "probekit CLI: statically linked"
 target=$build/tests/runtime/threads_target
 probekit=$build/probekit
 out=$(mktemp -d)
@@ -29,11 +34,11 @@ echo "target pid $pid: $(ls /proc/$pid/task | wc -l) threads"
 
 echo "== 1. external dumps of all 64 stacks (hyperfine, same process)"
 "$probekit" threads "$pid" --interrupt-all | grep -c ' pk_sleep_5+0x' | sed 's/^/probekit stacks through pk_sleep_5: /'
-hyperfine -N --warmup 2 --runs 10 --export-json "$out/symbols.json" \
+hyperfine -N --warmup 3 --runs 20 --export-json "$out/symbols.json" \
   "$probekit threads $pid --interrupt-all" \
   "eu-stack -p $pid" \
   "gdb -batch -p $pid -ex 'thread apply all bt'" 2>&1 | grep -vE '^\s*$'
-hyperfine -N --warmup 2 --runs 10 --export-json "$out/lines.json" \
+hyperfine -N --warmup 3 --runs 20 --export-json "$out/lines.json" \
   "$probekit threads $pid --interrupt-all --lines" \
   "eu-stack -s -p $pid" 2>&1 | grep -vE '^\s*$'
 
