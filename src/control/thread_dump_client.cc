@@ -3,7 +3,8 @@
 // how we know, before sending anything, that the process serves dumps and on
 // which signal (sending a signal a process does not handle could kill it).
 // We listen on an abstract unix socket named after our pid and a random
-// nonce, sigqueue the signal with the nonce and flags as its value, and
+// nonce, send the signal to the service thread with the nonce and flags as
+// its value (send_request), and
 // accept one connection, from the target pid (SO_PEERCRED), which writes the
 // dump and closes. The process checks our socket's credentials in turn.
 #include "control/thread_dump_client.h"
