@@ -35,14 +35,14 @@ using probekit::threads::kCliInterruptAll;
 using probekit::threads::kCliJson;
 using probekit::threads::kServiceThreadPrefix;
 
-// The process's service thread: its tid, its capture signal (0 if it has
-// none) and whether it takes that signal itself (older libprobekit blocks
-// every signal there), or -1 (with errno) if its task list cannot be read.
+// The process's service thread.
 struct Service {
-    int signal = 0;
+    int signal = 0;  // its capture signal; 0: the process has no service thread
     pid_t tid = 0;
-    bool takes_signal = false;
+    bool takes_signal = false;  // it does not block the signal (older libprobekit blocks all)
 };
+
+// 0, or -1 (with errno) if the process's task list cannot be read.
 int find_service(pid_t pid, Service* out) {
     const std::string dir = "/proc/" + std::to_string(pid) + "/task";
     const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
