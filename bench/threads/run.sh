@@ -41,6 +41,17 @@ hyperfine -N --warmup 3 --runs 20 --export-json "$out/symbols.json" \
 hyperfine -N --warmup 3 --runs 20 --export-json "$out/lines.json" \
   "$probekit threads $pid --interrupt-all --lines" \
   "eu-stack -s -p $pid" 2>&1 | grep -vE '^\s*$'
+# Means are pulled up by the machine's other load: the medians too.
+for f in symbols lines; do
+  python3 - "$out/$f.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+p = r[0]
+for peer in r[1:]:
+    print(f"{peer['command'].split(' -p')[0].split(' -batch')[0]}: median {peer['median'] * 1e3:.1f} ms / probekit "
+          f"{p['median'] * 1e3:.2f} ms = {peer['median'] / p['median']:.1f}x (means: {peer['mean'] / p['mean']:.1f}x)")
+PY
+done
 
 echo "== 3. cost for threads not being dumped: switches of every thread over 5 s without dumps"
 before=$(cat /proc/$pid/task/*/schedstat | awk '{s+=$3} END {print s}')
