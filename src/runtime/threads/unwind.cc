@@ -32,8 +32,9 @@ struct Symbolized {
 // in between (the usual case in a hung process, and for most threads of a
 // busy one) has the same registers and the same stack above its stack
 // pointer, and libdw's CFI walk is the costliest part of a dump after the
-// signals. Keyed by a hash of everything the walk reads: the registers and
-// the copied window. A walk that read memory outside the copy is not kept.
+// signals. Keyed by a hash of everything the walk depends on: the registers,
+// the copied window and the stack's bounds. A walk that read memory outside
+// the copy is not kept.
 struct UnwoundStack {
     uint64_t hash = 0;
     uint64_t last_dump = 0;
@@ -139,6 +140,8 @@ uint64_t hash_capture(const Slot& s) {
     mix(s.sp);
     mix(s.copied);
     mix(s.window_size);
+    mix(s.stack_lo);  // memory_read refuses the live stack between these
+    mix(s.stack_hi);
     size_t i = 0;
     for (; i + 8 <= s.copied; i += 8) {
         uint64_t w;
