@@ -36,6 +36,10 @@ echo "target pid $pid: $(ls /proc/$pid/task | wc -l) threads"
 
 echo "== 1. external dumps of all 64 stacks (hyperfine, same process)"
 "$probekit" threads "$pid" --interrupt-all | grep -c ' pk_sleep_5+0x' | sed 's/^/probekit stacks through pk_sleep_5: /'
+# A process that has just started is slower to dump for a few seconds (first
+# writes into the threads' capture windows, the kernel settling the new
+# memory: about +0.6 ms here); a process being diagnosed has been running.
+sleep 3
 hyperfine -N --warmup 3 --runs 20 --export-json "$out/symbols.json" \
   "$probekit threads $pid --interrupt-all" \
   "eu-stack -p $pid" \
