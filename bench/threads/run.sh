@@ -40,6 +40,10 @@ echo "== 1. external dumps of all 64 stacks (hyperfine, same process)"
 # writes into the threads' capture windows, the kernel settling the new
 # memory: about +0.6 ms here); a process being diagnosed has been running.
 sleep 3
+# The floor of any command on this machine now: a static `int main() {}`.
+if echo 'int main(void) { return 0; }' | cc -O2 -static -x c - -o "$out/empty" 2>/dev/null; then
+  hyperfine -N --warmup 3 --runs 20 "$out/empty" 2>&1 | grep -E 'Time|Range' | sed 's/^/empty static process: /'
+fi
 hyperfine -N --warmup 3 --runs 20 --export-json "$out/symbols.json" \
   "$probekit threads $pid --interrupt-all" \
   "eu-stack -p $pid" \
