@@ -85,6 +85,46 @@ def threads_cli():
         target.wait(timeout=30)
 
 
+def switches(pid):
+    """Scheduler switch count of every thread but the service thread."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            if open(f"/proc/{pid}/task/{tid}/comm").read().startswith("probekit-sig"):
+                continue
+            total += int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[2])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def cli_wakes_nobody():
+    # The request goes to the service thread itself (rt_tgsigqueueinfo), and
+    # the default mode signals no blocked thread: not one application thread
+    # (64 blocked workers, the main thread in read) is woken up. A
+    # process-directed signal would have woken the main thread every time.
+    if not os.path.exists("/proc/self/schedstat"):
+        print("no schedstat in /proc: the wake-up check is not run")
+        return
+    target, pid = start_target()
+    try:
+        # The main thread prints the pid before it blocks in read: let it get there.
+        for _ in range(100):
+            if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "S":
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        before = switches(pid)
+        for _ in range(5):
+            r = probekit(str(pid))
+            check(r.returncode == 0 and r.stdout.count("\nThread ") >= 64, "default-mode dump", r.stderr)
+        after = switches(pid)
+        check(after == before, f"a default-mode dump wakes no application thread ({after - before} switches)")
+    finally:
+        target.stdin.close()
+        target.wait(timeout=30)
+
+
 def external_signal_to_sink():
     with tempfile.TemporaryDirectory() as tmp:
         pattern = os.path.join(tmp, "dump-%p-%n.txt")
@@ -137,6 +177,7 @@ def panic(how, sig):
 
 
 threads_cli()
+cli_wakes_nobody()
 external_signal_to_sink()
 panic("segv", signal.SIGSEGV)
 panic("abort", signal.SIGABRT)

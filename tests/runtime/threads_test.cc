@@ -6,11 +6,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <dlfcn.h>
 #include <probekit/threads.hpp>
@@ -182,18 +185,148 @@ TEST_CASE("dumps while threads dlopen/dlclose and throw exceptions in loops: no 
             }
         }
     });
+    // Both loops running before the dumps (30 dumps take about 0.1 s: on a
+    // loaded machine the threads may not even have started by then).
+    while (loads.load() == 0 || throws.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     probekit::threads::options o;
     o.mode = PROBEKIT_THREADS_INTERRUPT_ALL;
     for (int i = 0; i < 30; ++i) {
         const std::string text = probekit::threads::dump(o);
-        REQUIRE(entry_of(text, "dlopen-loop").find(": not") == std::string::npos);
-        REQUIRE(entry_of(text, "throw-loop").find(": not") == std::string::npos);
+        const std::string loader_entry = entry_of(text, "dlopen-loop"), thrower_entry = entry_of(text, "throw-loop");
+        REQUIRE(!loader_entry.empty());
+        REQUIRE(!thrower_entry.empty());
+        REQUIRE(loader_entry.find(": not") == std::string::npos);
+        REQUIRE(thrower_entry.find(": not") == std::string::npos);
     }
     stop = true;
     loader.join();
     thrower.join();
     CHECK(loads.load() > 0);
     CHECK(throws.load() > 0);
+}
+
+TEST_CASE("an object dlopened after a dump is symbolized in the next dump") {
+    // The dump reads the loaded objects again only when the executable
+    // mappings changed since the previous one: this is the change.
+    probekit::threads::options o;
+    o.mode = PROBEKIT_THREADS_INTERRUPT_ALL;
+    probekit::threads::dump(o);
+    REQUIRE(dlopen(PROBEKIT_TEST_MODULE, RTLD_NOW | RTLD_NOLOAD) == nullptr);
+    void* module = dlopen(PROBEKIT_TEST_MODULE, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(module != nullptr);
+    auto block = reinterpret_cast<int (*)(int)>(dlsym(module, "threads_dl_module_block"));
+    REQUIRE(block != nullptr);
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    std::atomic<pid_t> tid{0};
+    std::thread t([&] {
+        probekit::threads::registration reg("in-module");
+        tid = gettid();
+        block(fds[0]);
+    });
+    // Until the thread sleeps in the module's read.
+    for (int i = 0; i < 500; ++i) {
+        if (tid != 0) {
+            char path[64], stat[512] = {};
+            std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid.load());
+            if (FILE* f = std::fopen(path, "r")) {
+                const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+                std::fclose(f);
+                const char* close = std::strrchr(stat, ')');
+                if (n && close && close[2] == 'S') break;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const std::string text = probekit::threads::dump(o);
+    INFO(text);
+    const std::string e = entry_of(text, "in-module");
+    REQUIRE(!e.empty());
+    if (kFramesReliable && kReadersAnswer) {
+        CHECK(e.find(" threads_dl_module_block+0x") != std::string::npos);
+        CHECK(e.find("libthreads_dl_module.so+0x") != std::string::npos);
+    }
+    REQUIRE(write(fds[1], "x", 1) == 1);
+    t.join();
+    close(fds[0]);
+    close(fds[1]);
+    dlclose(module);
+}
+
+namespace {
+std::mutex g_stage_mutex;
+std::condition_variable g_stage_cv;
+int g_stage = 0;     // what the main thread asks for: 1 (a), 2 (b), 3 (exit)
+int g_in_stage = 0;  // where the thread is
+}  // namespace
+
+extern "C" {
+__attribute__((noinline)) void pk_stage_a(std::unique_lock<std::mutex>* l) {
+    g_in_stage = 1;
+    g_stage_cv.wait(*l, [] { return g_stage != 1; });
+    asm volatile("" ::: "memory");
+}
+__attribute__((noinline)) void pk_stage_b(std::unique_lock<std::mutex>* l) {
+    g_in_stage = 2;
+    g_stage_cv.wait(*l, [] { return g_stage != 2; });
+    asm volatile("" ::: "memory");
+}
+}
+
+TEST_CASE("a thread whose stack changed between dumps shows its new stack (unwound stacks are reused only unchanged)") {
+    probekit::threads::options o;
+    o.mode = PROBEKIT_THREADS_INTERRUPT_ALL;
+    std::unique_lock lock(g_stage_mutex);
+    g_stage = 1;
+    std::thread t([] {
+        probekit::threads::registration reg("staged");
+        std::unique_lock l(g_stage_mutex);
+        while (g_stage != 3) {
+            if (g_stage == 1) pk_stage_a(&l);
+            else if (g_stage == 2) pk_stage_b(&l);
+        }
+    });
+    // Holding the mutex with g_in_stage set: the thread waits in that stage.
+    auto reach = [&](int stage) {
+        g_stage = stage;
+        g_stage_cv.notify_all();
+        while (g_in_stage != stage) {
+            lock.unlock();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            lock.lock();
+        }
+        lock.unlock();
+    };
+    reach(1);
+    const std::string a1 = entry_of(probekit::threads::dump(o), "staged");
+    const std::string a2 = entry_of(probekit::threads::dump(o), "staged");
+    lock.lock();
+    reach(2);
+    const std::string b1 = entry_of(probekit::threads::dump(o), "staged");
+    const std::string b2 = entry_of(probekit::threads::dump(o), "staged");
+    INFO(a1 << "\n" << b1);
+    REQUIRE(!a1.empty());
+    REQUIRE(!b1.empty());
+    if (kFramesReliable) {
+        CHECK(a1.find(" pk_stage_a+0x") != std::string::npos);
+        CHECK(a1.find(" pk_stage_b+0x") == std::string::npos);
+        CHECK(b1.find(" pk_stage_b+0x") != std::string::npos);
+        CHECK(b1.find(" pk_stage_a+0x") == std::string::npos);
+        // Unchanged between two dumps: the same frames (the second from the cache).
+        auto frames = [](const std::string& e) {
+            std::string out;
+            for (size_t p = e.find("    #"); p != std::string::npos; p = e.find("    #", p + 1))
+                out += e.substr(p, e.find('\n', p) - p) + "\n";
+            return out;
+        };
+        CHECK(frames(a2) == frames(a1));
+        CHECK(frames(b2) == frames(b1));
+    }
+    lock.lock();
+    g_stage = 3;
+    g_stage_cv.notify_all();
+    lock.unlock();
+    t.join();
 }
 
 namespace {

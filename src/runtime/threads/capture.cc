@@ -55,7 +55,7 @@ void on_capture_signal(int sig, siginfo_t* info, void* uc) {
             if (slot->state.compare_exchange_strong(armed, kCapturing, std::memory_order_acquire)) {
                 capture_context(*slot, uc);
                 slot->state.store(kDone, std::memory_order_release);
-                futex_wake_all(&slot->state);
+                count_answer(slot->generation);
             }
         }
         // Not armed: a late delivery after the requester gave up; nothing to do.
@@ -120,6 +120,18 @@ bool install_capture_handler() {
     });
     errno = result_errno;
     return result_errno == 0;
+}
+
+std::atomic<int> g_pending_answers{0};
+
+void count_answer(uint32_t generation) {
+    int w = g_pending_answers.load(std::memory_order_relaxed);
+    while (w == pending_word(generation, static_cast<uint32_t>(w)) && (w & 0xffff) != 0) {
+        if (g_pending_answers.compare_exchange_weak(w, w - 1, std::memory_order_acq_rel)) {
+            if ((w & 0xffff) == 1) futex_wake_all(&g_pending_answers);
+            return;
+        }
+    }
 }
 
 void set_external_hook(ExternalHook hook) { g_external_hook.store(hook, std::memory_order_release); }

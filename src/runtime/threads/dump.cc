@@ -79,9 +79,10 @@ void collect(Dump& d, pid_t pre_captured) {
     const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
     const bool interrupt_all = d.options.mode == PROBEKIT_THREADS_INTERRUPT_ALL;
     std::vector<std::pair<size_t, Slot*>> armed, to_signal;
-    for (pid_t tid : list_tasks()) {
+    const TaskDir tasks;
+    for (pid_t tid : tasks.list()) {
         ThreadReport r;
-        r.task = read_task_state(tid, sig);
+        r.task = tasks.read_state(tid, sig);
         r.requester = tid == self;
         Slot* slot = find_slot(tid);
         r.registered = slot != nullptr;
@@ -115,14 +116,23 @@ void collect(Dump& d, pid_t pre_captured) {
     // as close to one instant as possible. The requester signals itself too:
     // the handler runs before tgkill returns, and its stack shows where the
     // dump came from.
+    static uint32_t generation = 0;  // run()'s mutex: one collector at a time
+    const uint32_t gen = ++generation & 0xffffu;
+    g_pending_answers.store(pending_word(gen, static_cast<uint32_t>(to_signal.size())), std::memory_order_release);
     for (auto& [index, slot] : to_signal) {
         ThreadReport& r = d.threads[index];
+        slot->generation = gen;
         slot->state.store(kArmed, std::memory_order_release);
         if (syscall(SYS_tgkill, d.pid, r.task.tid, sig) == 0) {
             armed.emplace_back(index, slot);
         } else {
-            slot->state.store(kIdle, std::memory_order_relaxed);
-            r.capture = errno == ESRCH ? Capture::exited : Capture::no_answer;
+            const int err = errno;
+            int st = kArmed;
+            // Not delivered, so not counted by a handler (unless a signal left
+            // pending from an earlier dump ran it meanwhile: then it counted).
+            if (slot->state.compare_exchange_strong(st, kIdle, std::memory_order_acq_rel)) count_answer(gen);
+            else armed.emplace_back(index, slot);
+            if (st == kArmed) r.capture = err == ESRCH ? Capture::exited : Capture::no_answer;
         }
     }
     // A thread whose mask blocks the signal is signalled all the same: the
@@ -130,21 +140,23 @@ void collect(Dump& d, pid_t pre_captured) {
     // previous dump), and if not, the signal stays pending until the thread
     // unblocks it, outside any system call, and its handler then finds its
     // slot idle and returns. After the bound it is reported from SigBlk.
-    // Bounded wait for the answers.
+    // Bounded wait for the last answer.
     const uint64_t deadline = now_ns() + static_cast<uint64_t>(d.options.timeout_ms) * 1000000u;
+    for (;;) {
+        const int w = g_pending_answers.load(std::memory_order_acquire);
+        if ((w & 0xffff) == 0) break;
+        const uint64_t now = now_ns();
+        if (now >= deadline) break;
+        futex_wait(&g_pending_answers, w, static_cast<long>(deadline - now));
+    }
+    // Answers that come after this are not counted (count_answer sees 0).
+    g_pending_answers.store(pending_word(gen, 0), std::memory_order_release);
     for (auto& [index, slot] : armed) {
-        for (;;) {
-            const int st = slot->state.load(std::memory_order_acquire);
-            if (st == kDone) break;
-            const uint64_t now = now_ns();
-            if (now >= deadline) break;
-            futex_wait(&slot->state, st, static_cast<long>(deadline - now));
-        }
         ThreadReport& r = d.threads[index];
         int st = kArmed;
         if (slot->state.compare_exchange_strong(st, kIdle, std::memory_order_acq_rel)) {
             // No answer: say why, as far as the kernel knows now.
-            const TaskInfo again = read_task_state(r.task.tid, sig);
+            const TaskInfo again = tasks.read_state(r.task.tid, sig);
             r.capture = again.gone ? Capture::exited
                         : (again.state == 'T' || again.state == 't') ? Capture::stopped
                         : again.blocks_signal ? Capture::signal_blocked
@@ -175,7 +187,7 @@ void collect(Dump& d, pid_t pre_captured) {
         }
         // A captured thread's stack shows where it is; the others get the
         // kernel's view of their blocked call.
-        if (r.capture != Capture::captured) read_task_details(r.task);
+        if (r.capture != Capture::captured) tasks.read_details(r.task);
         Slot* slot = find_slot(r.task.tid);
         if (slot && slot->state_fn) {
             char buf[1024];

@@ -1,5 +1,6 @@
 // A dump as text (for people) and JSON (for scripts; `probekit threads
 // --format json`).
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,12 @@ std::string hex(uint64_t v) {
     char b[24];
     std::snprintf(b, sizeof b, "0x%" PRIx64, v);
     return b;
+}
+
+void append_number(std::string& out, uint64_t v, int base) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v, base);
+    out.append(b, r.ptr);
 }
 
 std::string blocked_call(const TaskInfo& t) {
@@ -36,6 +43,7 @@ size_t captured_count(const Dump& d) {
 
 std::string format_text(const Dump& d) {
     std::string out;
+    out.reserve(1024 + d.threads.size() * 1024);
     char line[256];
     std::snprintf(line, sizeof line, "probekit thread dump #%" PRIu64 " of pid %d: %zu threads, %zu stacks captured, mode %s, %.3f ms\n",
                   d.number, d.pid, d.threads.size(), captured_count(d), mode_name(d.options.mode),
@@ -58,17 +66,37 @@ std::string format_text(const Dump& d) {
         if (r.capture != Capture::captured) out += std::string(": ") + capture_name(r.capture);
         out += "\n";
         if (!r.stuck.empty()) out += "    no progress: " + r.stuck + "\n";
+        // Frames are most of the text (600 and more per dump): appended in
+        // place, without a temporary string per piece.
         for (size_t i = 0; i < r.frames.size(); ++i) {
             const Frame& f = r.frames[i];
-            std::snprintf(line, sizeof line, "    #%-2zu %s ", i, hex(f.pc).c_str());
-            out += line;
-            if (!f.function.empty())
-                out += f.function + "+" + hex(f.offset);
-            else
+            out += "    #";
+            append_number(out, i, 10);
+            if (i < 10) out += ' ';  // "%-2zu"
+            out += " 0x";
+            append_number(out, f.pc, 16);
+            out += ' ';
+            if (!f.function.empty()) {
+                out += f.function;
+                out += "+0x";
+                append_number(out, f.offset, 16);
+            } else {
                 out += "??";
-            if (!f.object.empty()) out += " (" + f.object + "+" + hex(f.object_offset) + ")";
-            if (!f.file.empty()) out += " at " + f.file + ":" + std::to_string(f.line);
-            out += "\n";
+            }
+            if (!f.object.empty()) {
+                out += " (";
+                out += f.object;
+                out += "+0x";
+                append_number(out, f.object_offset, 16);
+                out += ')';
+            }
+            if (!f.file.empty()) {
+                out += " at ";
+                out += f.file;
+                out += ':';
+                append_number(out, static_cast<uint64_t>(f.line), 10);
+            }
+            out += '\n';
         }
         if (!r.note.empty()) out += "    (" + r.note + ")\n";
         if (!r.app_state.empty()) out += "    state: " + r.app_state + "\n";

@@ -1,22 +1,28 @@
 #include "runtime/threads/proc_task.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
-#include <algorithm>
 
 namespace probekit::threads {
-namespace {
 
-// Reads a small /proc file whole: open/read/close, no stdio buffering.
-bool read_small(pid_t tid, const char* leaf, char* buf, size_t len, size_t* got) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, leaf);
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+TaskDir::TaskDir() : fd_(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+
+TaskDir::~TaskDir() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+// Reads a small /proc file whole: openat/read/close, no stdio buffering.
+bool TaskDir::read_small(pid_t tid, const char* leaf, char* buf, size_t len, size_t* got) const {
+    char path[48];
+    std::snprintf(path, sizeof path, "%d/%s", tid, leaf);
+    const int fd = ::openat(fd_, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     const ssize_t n = ::read(fd, buf, len - 1);
     ::close(fd);
@@ -26,20 +32,25 @@ bool read_small(pid_t tid, const char* leaf, char* buf, size_t len, size_t* got)
     return true;
 }
 
-}  // namespace
-
-std::vector<pid_t> list_tasks() {
+std::vector<pid_t> TaskDir::list() const {
     std::vector<pid_t> tids;
-    if (DIR* d = ::opendir("/proc/self/task")) {
-        while (const dirent* e = ::readdir(d))
+    if (fd_ < 0) return tids;
+    // getdents64 on our own fd: opendir would take it over and close it.
+    alignas(8) char buf[8192];
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, fd_, buf, sizeof buf);
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+            const auto* e = reinterpret_cast<const struct dirent64*>(buf + off);
             if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
-        ::closedir(d);
+            off += e->d_reclen;
+        }
     }
     std::sort(tids.begin(), tids.end());
     return tids;
 }
 
-TaskInfo read_task_state(pid_t tid, int capture_signal) {
+TaskInfo TaskDir::read_state(pid_t tid, int capture_signal) const {
     TaskInfo t;
     t.tid = tid;
     // stat alone has the name, the state and the blocked signal mask (field
@@ -64,7 +75,6 @@ TaskInfo read_task_state(pid_t tid, int capture_signal) {
         }
         if (p) t.blocks_signal = (std::strtoull(p, nullptr, 10) >> (capture_signal - 1)) & 1u;
     }
-    read_cpu_time(t);
     return t;
 }
 
@@ -78,7 +88,7 @@ bool read_cpu_time(TaskInfo& t) {
     return true;
 }
 
-void read_task_details(TaskInfo& t) {
+void TaskDir::read_details(TaskInfo& t) const {
     char buf[512];
     size_t n = 0;
     if (read_small(t.tid, "syscall", buf, sizeof buf, &n)) {

@@ -93,6 +93,13 @@ void after_fork_child() {
 }
 
 void* service_main(void*) {
+    // Created with every signal blocked; it takes the capture signal only:
+    // `probekit threads` sends its requests here (rt_tgsigqueueinfo), so no
+    // application thread is interrupted to relay them.
+    sigset_t capture;
+    sigemptyset(&capture);
+    sigaddset(&capture, capture_signal());
+    pthread_sigmask(SIG_UNBLOCK, &capture, nullptr);
     Request r;
     for (;;) {
         const ssize_t n = ::read(g_read_fd, &r, sizeof r);
@@ -163,9 +170,8 @@ int start_service(const char* sink_path) {
     if (::pipe2(fds, O_CLOEXEC) != 0) return PROBEKIT_THREADS_E_SYSTEM;
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);
     g_read_fd = fds[0];
-    // The service thread blocks every signal: the capture signal is never
-    // delivered to it (it is not registered, and a process-directed signal
-    // from another process must reach a thread whose handler can post).
+    // The service thread blocks every signal but the capture signal (which it
+    // unblocks itself once running: service_main).
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

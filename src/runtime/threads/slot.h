@@ -40,6 +40,7 @@ struct Slot {
     uintptr_t sp = 0;
     size_t copied = 0;
     uint64_t answered_ns = 0;  // CLOCK_MONOTONIC when the handler finished copying
+    uint32_t generation = 0;   // of the dump it was armed for (count_answer); set before kArmed
     unsigned char* window = nullptr;
     size_t window_size = 0;
     std::atomic<uint64_t> progress{0};

@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "runtime/threads/exec_mappings.h"
+
 namespace probekit::threads {
 
 // What symbolizing a pc found, cached across dumps: libdwfl looks symbols up
@@ -26,13 +28,33 @@ struct Symbolized {
     bool has_line = false;
 };
 
+// A thread's unwound stack, kept for the next dump: a thread that did not run
+// in between (the usual case in a hung process, and for most threads of a
+// busy one) has the same registers and the same stack above its stack
+// pointer, and libdw's CFI walk is the costliest part of a dump after the
+// signals. Keyed by a hash of everything the walk depends on: the registers,
+// the copied window and the stack's bounds. A walk that read memory outside
+// the copy is not kept.
+struct UnwoundStack {
+    uint64_t hash = 0;
+    uint64_t last_dump = 0;
+    std::vector<Dwarf_Addr> pcs;
+    std::vector<bool> activation;
+    std::string note;
+};
+
 struct Unwinder::Impl {
     std::unordered_map<uint64_t, Symbolized> cache;
+    std::unordered_map<pid_t, UnwoundStack> stacks;  // by tid
+    uint64_t dump = 0;                               // refresh() count
     uint64_t modules_signature = 0;
+    // The executable mappings when libdw last read the maps; 0: unknown.
+    uint64_t exec_fingerprint = 0;
     Dwfl* dwfl = nullptr;
     bool attached = false;
     const Slot* slot = nullptr;     // being unwound
     bool hit_window_end = false;    // a read fell on the live stack outside the copy
+    bool read_process = false;      // a read was served from the process's memory
     char* debuginfo_path = nullptr;
     Dwfl_Callbacks callbacks{};
 };
@@ -67,6 +89,7 @@ bool memory_read(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
         impl->hit_window_end = true;
         return false;
     }
+    impl->read_process = true;
     struct iovec local = {result, sizeof(Dwarf_Word)};
     struct iovec remote = {reinterpret_cast<void*>(addr), sizeof(Dwarf_Word)};
     return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == sizeof(Dwarf_Word);
@@ -105,6 +128,30 @@ struct FrameWalk {
     std::vector<bool> activation;
 };
 
+// The key of UnwoundStack: 8 bytes at a time, about 1 ns each.
+uint64_t hash_capture(const Slot& s) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    auto mix = [&h](uint64_t v) {
+        h ^= v;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    };
+    for (uint64_t r : s.regs) mix(r);
+    mix(s.sp);
+    mix(s.copied);
+    mix(s.window_size);
+    mix(s.stack_lo);  // memory_read refuses the live stack between these
+    mix(s.stack_hi);
+    size_t i = 0;
+    for (; i + 8 <= s.copied; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, s.window + i, 8);
+        mix(w);
+    }
+    for (; i < s.copied; ++i) mix(s.window[i]);
+    return h;
+}
+
 int on_frame(Dwfl_Frame* frame, void* arg) {
     auto* walk = static_cast<FrameWalk*>(arg);
     Dwarf_Addr pc = 0;
@@ -129,10 +176,20 @@ Unwinder::~Unwinder() {
 }
 
 bool Unwinder::refresh(std::string* error) {
+    // Stacks of threads that were not unwound in the previous dump (exited,
+    // or not captured) are dropped: the cache holds one dump's threads.
+    ++impl_->dump;
+    std::erase_if(impl_->stacks, [&](const auto& e) { return e.second.last_dump + 1 < impl_->dump; });
     if (!impl_->dwfl) {
         *error = std::string("libdw: ") + dwfl_errmsg(-1);
         return false;
     }
+    // Taken before the maps are read: an object loaded in between changes the
+    // next fingerprint, so it is seen by the next dump at the latest.
+    uint64_t fingerprint = 0;
+    if (!exec_mappings_fingerprint(&fingerprint)) fingerprint = 0;
+    if (impl_->attached && fingerprint != 0 && fingerprint == impl_->exec_fingerprint) return true;
+    impl_->exec_fingerprint = 0;
     // /proc/self/maps in as few read() calls as possible (the kernel keeps
     // each call consistent, not the sequence): threads mapping and unmapping
     // meanwhile (stacks, allocators) could otherwise tear an object's
@@ -172,6 +229,7 @@ bool Unwinder::refresh(std::string* error) {
         &signature, 0);
     if (signature != impl_->modules_signature) {
         impl_->cache.clear();
+        impl_->stacks.clear();
         impl_->modules_signature = signature;
     }
     if (!impl_->attached) {
@@ -181,6 +239,7 @@ bool Unwinder::refresh(std::string* error) {
         }
         impl_->attached = true;
     }
+    impl_->exec_fingerprint = fingerprint;
     return true;
 }
 
@@ -190,21 +249,33 @@ std::vector<Frame> Unwinder::unwind(const Slot& slot, bool file_line, std::strin
     *note = "stack capture is implemented for x86-64 only";
     return frames;
 #endif
-    impl_->slot = &slot;
-    impl_->hit_window_end = false;
-    FrameWalk walk;
-    const int r = dwfl_getthread_frames(impl_->dwfl, slot.tid, on_frame, &walk);
-    impl_->slot = nullptr;
-    if (impl_->hit_window_end)
-        *note = "stack truncated: the frames above lie beyond the " + std::to_string(slot.window_size / 1024) +
-                " KiB copied";
-    else if (r == -1 && walk.pcs.size() <= 1 && dwfl_errno() != 0)
-        *note = std::string("unwinding stopped: ") + dwfl_errmsg(-1);
-    for (size_t i = 0; i < walk.pcs.size(); ++i) {
+    const uint64_t hash = hash_capture(slot);
+    UnwoundStack& stack = impl_->stacks[slot.tid];
+    if (stack.hash != hash || stack.pcs.empty()) {
+        impl_->slot = &slot;
+        impl_->hit_window_end = false;
+        impl_->read_process = false;
+        FrameWalk walk;
+        const int r = dwfl_getthread_frames(impl_->dwfl, slot.tid, on_frame, &walk);
+        impl_->slot = nullptr;
+        stack.note.clear();
+        if (impl_->hit_window_end)
+            stack.note = "stack truncated: the frames above lie beyond the " + std::to_string(slot.window_size / 1024) +
+                         " KiB copied";
+        else if (r == -1 && walk.pcs.size() <= 1 && dwfl_errno() != 0)
+            stack.note = std::string("unwinding stopped: ") + dwfl_errmsg(-1);
+        stack.pcs = std::move(walk.pcs);
+        stack.activation = std::move(walk.activation);
+        // Kept only when the walk depended on the captured bytes alone.
+        stack.hash = impl_->read_process ? 0 : hash;
+    }
+    stack.last_dump = impl_->dump;
+    if (!stack.note.empty()) *note = stack.note;
+    for (size_t i = 0; i < stack.pcs.size(); ++i) {
         Frame f;
-        f.pc = walk.pcs[i];
+        f.pc = stack.pcs[i];
         // A return address points after the call: look up the call itself.
-        const bool activation = walk.activation[i];
+        const bool activation = stack.activation[i];
         const Dwarf_Addr lookup = activation ? f.pc : f.pc - 1;
         // Keyed by the pc and whether it is a call site (its lookup differs).
         const uint64_t key = f.pc * 2 + (activation ? 1 : 0);
