@@ -166,6 +166,20 @@ def trace_overhead(res):
                     if n != "bpftrace" else "", n != "bpftrace") for n in order])]
 
 
+def thread_dumps(res):
+    def panel(file, title):
+        runs = hyperfine(os.path.join(res, file))
+        # Commands name the pid of the run; the tool is what comes before it.
+        named = {("probekit threads" if "probekit" in c else c.split(" -p")[0].split(" -batch")[0]): v
+                 for c, v in runs.items()}
+        ours = named.pop("probekit threads")
+        return Panel(title, "seconds (log)", [("probekit threads", ours, fmt_seconds(ours), "", True)] +
+                     [(n, v, fmt_seconds(v), fmt_ratio(v / ours), False)
+                      for n, v in sorted(named.items(), key=lambda kv: kv[1])], log=True)
+    return [panel("threads_symbols.json", "64 stacks, function+offset"),
+            panel("threads_lines.json", "64 stacks with file:line")]
+
+
 CHARTS = {
     "header_generation.png": header_generation,
     "site_compile.png": site_compile,
@@ -173,6 +187,7 @@ CHARTS = {
     "list_memory.png": list_memory,
     "probe_cost.png": probe_cost,
     "trace_overhead.png": trace_overhead,
+    "thread_dumps.png": thread_dumps,
 }
 
 

@@ -51,6 +51,11 @@ hyperfine -N --warmup 3 --runs 20 --export-json "$out/symbols.json" \
 hyperfine -N --warmup 3 --runs 20 --export-json "$out/lines.json" \
   "$probekit threads $pid --interrupt-all --lines" \
   "eu-stack -s -p $pid" 2>&1 | grep -vE '^\s*$'
+# Kept for bench/draw_charts.py (docs/img/thread_dumps.png).
+results=${RESULTS:-$root/bench/results}
+mkdir -p "$results"
+cp "$out/symbols.json" "$results/threads_symbols.json"
+cp "$out/lines.json" "$results/threads_lines.json"
 # Means are pulled up by the machine's other load: the medians too.
 for f in symbols lines; do
   python3 - "$out/$f.json" <<'PY'
