@@ -1,6 +1,7 @@
 #include "trace/session.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "control/uprobe_hold.h"
 
@@ -70,6 +72,16 @@ void Session::count_and_close(Thread& t) {
 
 std::vector<uint64_t> Session::stop() {
     for (auto& t : threads_) count_and_close(t);
+    for (int& fd : bpf_holder_)
+        if (fd >= 0) ::close(std::exchange(fd, -1));
+    if (bpf_.active()) {
+        // Read after every event is closed: the map holds every hit until
+        // the gates closed.
+        const std::vector<uint64_t> per_site = bpf_.counts();
+        std::vector<uint64_t> out = closed_counts_;
+        for (size_t si = 0; si < per_site.size(); ++si) out[plan_->sites[si].probe] += per_site[si];
+        return out;
+    }
     return closed_counts_;
 }
 
@@ -107,6 +119,11 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
             note_ += "tracefs uprobe events cannot be used (" + why +
                      "); falling back to the uprobe PMU: string arguments are read when a hit is printed, "
                      "not at the hit, and every thread's event is a uprobe handler of its own\n";
+    }
+    if (!opt.sampling && !kernel_.empty()) {
+        std::string why;
+        if (bpf_.create(plan.sites.size(), why)) bpf_holder_.assign(plan.sites.size(), -1);
+        else note_ += "counting with perf events, a little slower per hit than with BPF (" + why + ")\n";
     }
     if (!add_threads(tids, error)) {
         close();
@@ -237,8 +254,22 @@ bool Session::add_threads(const std::vector<pid_t>& tids, std::string& error) {
             if (t.exited) continue;
             const int fd = open_site_event(t, si, error);
             if (fd == -1) return false;
-            if (fd == -2) t.exited = true;
-            else t.site_fd[si] = fd;
+            if (fd == -2) {
+                t.exited = true;
+                continue;
+            }
+            t.site_fd[si] = fd;
+            // The program goes on one event of the site, held by a dup of
+            // its fd so that it stays when that thread exits.
+            if (!bpf_holder_.empty() && bpf_holder_[si] < 0) {
+                std::string why;
+                if (!bpf_.attach(si, fd, why)) {
+                    error = plan_->probes[plan_->sites[si].probe].provider + ":" +
+                            plan_->probes[plan_->sites[si].probe].name + ": " + why;
+                    return false;
+                }
+                bpf_holder_[si] = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+            }
         }
     }
     return true;

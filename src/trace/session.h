@@ -28,8 +28,10 @@
 // pid in user space, would put the breakpoint into every process that maps
 // the file (a shared library: all of them), and make all of them pay.
 //
-// Counting (--count) opens one counting event per site and thread and no
-// ring buffer: nothing is sampled, so nothing can be lost.
+// Counting (--count) opens one event per site and thread and no ring
+// buffer: nothing is sampled, so nothing can be lost. With tracefs events a
+// BPF program on each site counts the hits (bpf_counter.h); otherwise the
+// events count them themselves.
 #pragma once
 
 #include <poll.h>
@@ -42,6 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace/bpf_counter.h"
 #include "trace/decode.h"
 #include "trace/plan.h"
 #include "trace/ring_buffer.h"
@@ -120,6 +123,8 @@ private:
     const TracePlan* plan_ = nullptr;
     SessionOptions opt_;
     UprobeEvents kernel_;
+    BpfCounter bpf_;
+    std::vector<int> bpf_holder_;  // per site (with bpf_): a dup of the event its program is attached to
     std::string note_;
     std::vector<Thread> threads_;
     std::vector<pid_t> tried_;   // sorted: every thread tried, so that none is tried twice
