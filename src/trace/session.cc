@@ -104,8 +104,8 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
     if (opt_.buffer_pages == 0) opt_.buffer_pages = default_buffer_pages(tids.size());
     closed_counts_.assign(plan.probes.size(), 0);
     raise_fd_limit();
+    std::string why = opt.tracefs ? "" : "--uprobe-pmu";
     if (opt.tracefs) {
-        std::string why;
         const std::string dir = tracefs_dir(why);
         if (!dir.empty()) {
             std::string warning;
@@ -115,11 +115,11 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
             if (!warning.empty()) note_ += "warning: " + warning + "\n";
             if (kernel_.define(dir, plan, why)) why.clear();
         }
-        if (!why.empty())
-            note_ += "tracefs uprobe events cannot be used (" + why +
-                     "); falling back to the uprobe PMU: string arguments are read when a hit is printed, "
-                     "not at the hit, and every thread's event is a uprobe handler of its own\n";
     }
+    if (!why.empty())
+        note_ += "not using tracefs uprobe events (" + why +
+                 "): falling back to the uprobe PMU; string arguments are read when a hit is printed, "
+                 "not at the hit, and every thread's event is a uprobe handler of its own\n";
     if (!opt.sampling && !kernel_.empty()) {
         std::string why;
         if (bpf_.create(plan.sites.size(), why)) bpf_holder_.assign(plan.sites.size(), -1);

@@ -88,7 +88,6 @@ public:
     // What the operator should know about how the session attached (the
     // uprobe PMU fallback and why, stale events deleted); empty if nothing.
     const std::string& note() const { return note_; }
-    bool kernel_strings() const { return !kernel_.empty(); }
     // Opens events for the threads of the process that have none yet;
     // threads that have exited are closed at the next drain.
     bool follow_new_threads(std::string& error);

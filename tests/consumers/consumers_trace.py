@@ -147,6 +147,17 @@ def check_values_c(b):
            f"{v.name}: the summary counts every hit, none lost ({summ[-1:]})")
 
 
+def check_uprobe_pmu(b):
+    """--uprobe-pmu, the path without tracefs: the same values, and no
+    tracefs event defined."""
+    r = trace(["-c", f"{b.prog} fire {ROUNDS} 0", "--format", "json", "--uprobe-pmu", f"{PROVIDER}:ints",
+               f"{PROVIDER}:misc"])
+    hits = hits_by_probe(json_lines(r.stdout))
+    ok = all(hits.get(n) == [expected(n)] * ROUNDS for n in ("ints", "misc"))
+    expect(r.returncode == 0 and ok and "falling back to the uprobe PMU" in r.stderr,
+           f"{b.variant.name}: --uprobe-pmu reads the same values and says what it does ({hits}; {r.stderr.strip()[-300:]})")
+
+
 def check_text(b):
     r = trace(["-c", f"{b.prog} fire 1 0", f"{PROVIDER}:misc", f"{PROVIDER}:floats", f"{PROVIDER}:ints"])
     lines = {}
@@ -567,6 +578,7 @@ check_threads()
 b = get(Variant("c", "gcc", "-O2"))
 if b:
     check_text(b)
+    check_uprobe_pmu(b)
     check_count(b)
     check_lost(b)
     check_errors(b)

@@ -41,6 +41,7 @@ struct TraceArgs {
     size_t buffer_pages = 0;  // 0: not given (trace::default_buffer_pages)
     size_t string_size = 256;
     bool buffer_pages_given = false;
+    bool uprobe_pmu = false;
 };
 
 constexpr const char* kWho = "probekit trace";
@@ -235,6 +236,7 @@ int run_trace(const TraceArgs& a) {
     trace::SessionOptions opt;
     opt.sampling = !a.count;
     opt.buffer_pages = a.buffer_pages;
+    opt.tracefs = !a.uprobe_pmu;
     trace::Session session;
     const auto tids = child > 0 ? std::vector<pid_t>{child} : trace::list_threads(target);
     if (!session.attach(target, tids, *plan, opt, error)) {
@@ -364,6 +366,8 @@ Command add_trace(CLI::App& app) {
                     "Ring buffer pages per thread, a power of two (default 256, 1 MiB, for up to 16 threads; "
                     "fewer beyond, 16 MiB in all)")
         ->each([a](const std::string&) { a->buffer_pages_given = true; });
+    cmd->add_flag("--uprobe-pmu", a->uprobe_pmu,
+                  "Attach through the uprobe PMU, as without tracefs (strings read when printed, not at the hit)");
     cmd->add_option("--string-size", a->string_size,
                     "Longest string argument printed, in bytes (default 256; the kernel copies at most 4095)")
         ->check(CLI::Range(size_t{1}, size_t{1} << 20));
