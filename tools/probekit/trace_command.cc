@@ -272,8 +272,6 @@ int run_trace(const TraceArgs& a) {
 
     auto on_hit = [&](const trace::Hit& h) { printer.hit(h); };
     auto on_lost = [&](uint64_t n) { printer.lost(n); };
-    std::vector<pollfd> fds = session.poll_fds();
-    fds.push_back({sfd, POLLIN, 0});
     trace::Summary summary;
     int status = -1;
     while (summary.ended.empty()) {
@@ -286,6 +284,9 @@ int run_trace(const TraceArgs& a) {
             }
             timeout = std::min(timeout, static_cast<int>(left * 1000) + 1);
         }
+        // Again each time: threads come (a ring more) and go (its ring closed).
+        std::vector<pollfd> fds = session.poll_fds();
+        fds.push_back({sfd, POLLIN, 0});
         if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) break;
         session.drain(on_hit, on_lost);
         if (!session.follow_new_threads(error)) {
