@@ -217,10 +217,9 @@ int run_trace(const TraceArgs& a) {
         // Memory arguments other than the strings the kernel copies (and
         // every string under the uprobe PMU fallback) are read from the
         // process when a hit is printed; a command that fires and exits at
-        // once would be gone by then. Its
-        // main thread is seized with PTRACE_O_TRACEEXIT, so that its exit
-        // stops before its memory is released: the last hits are decoded,
-        // then it is let go. Nothing else is traced (no syscalls, no other
+        // once would be gone by then. Its main thread is seized with
+        // PTRACE_O_TRACEEXIT, so that its exit stops before its memory is
+        // released: the last hits are decoded, then it is let go. Nothing else is traced (no syscalls, no other
         // threads); signals it receives are passed on. If trace dies, the
         // kernel detaches and the command runs on. Where ptrace is refused
         // (seccomp, an LSM), tracing goes on without the hold.
@@ -249,8 +248,7 @@ int run_trace(const TraceArgs& a) {
     std::setvbuf(stdout, nullptr, _IONBF, 0);
     trace::Printer printer(stdout, a.format == "json" ? trace::Format::Json : trace::Format::Text, *plan, a.string_size);
     const bool interactive = isatty(STDOUT_FILENO);
-    // On stderr in every format: scripts wait for this line to know that
-    // the probes are attached.
+    // The fallback, stale events deleted: once, on stderr.
     if (!session.note().empty()) {
         const std::string& n = session.note();
         for (size_t pos = 0; pos < n.size();) {
@@ -259,6 +257,8 @@ int run_trace(const TraceArgs& a) {
             pos = eol + 1;
         }
     }
+    // On stderr in every format: scripts wait for this line to know that
+    // the probes are attached.
     std::fprintf(stderr, "%s: %zu site%s of %zu probe%s in %s (%zu events); Ctrl-C to stop\n", kWho, plan->sites.size(),
                      plan->sites.size() == 1 ? "" : "s", plan->probes.size(), plan->probes.size() == 1 ? "" : "s",
                      where.c_str(), session.event_count());
