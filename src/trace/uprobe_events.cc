@@ -87,7 +87,9 @@ size_t remove_stale_groups(const std::string& dir, std::string& warning) {
         if (!group.starts_with(kGroupPrefix)) continue;
         char* end = nullptr;
         const long pid = std::strtol(group.c_str() + std::strlen(kGroupPrefix), &end, 10);
-        if (*end || pid <= 0 || pid == getpid() || probekit_alive(pid)) continue;
+        // Our own PID's group is stale too (a killed trace's, whose PID we
+        // got again): we have defined nothing yet.
+        if (*end || pid <= 0 || (pid != getpid() && probekit_alive(pid))) continue;
         std::string why;
         if (command(dir, "-:" + line.substr(colon + 1, space - colon - 1) + "\n", why) == 0) ++removed;
         else warning = "cannot delete the stale uprobe event " + line.substr(colon + 1, space - colon - 1) + ": " + why;

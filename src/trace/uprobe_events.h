@@ -33,8 +33,8 @@ struct KernelEvent {
 std::string tracefs_dir(std::string& why);
 
 // Deletes the probekit_<pid> groups of trace processes that no longer
-// exist. Returns the number of events deleted; `warning` names any that
-// could not be.
+// exist (and one of this process's PID: call it before define()). Returns
+// the number of events deleted; `warning` names any that could not be.
 size_t remove_stale_groups(const std::string& dir, std::string& warning);
 
 class UprobeEvents {
