@@ -172,6 +172,10 @@ def check_text(b):
     expect("fired 1" in r.stdout and re.search(r"probekit trace: \d+ hits, 0 lost, .*ended: command exited \(exit status 0\)",
                                                r.stderr),
            f"text: the program's output passes through, the summary goes to stderr ({r.stderr.strip()[-300:]})")
+    # --string-size cuts the string the kernel copied (and says so with ...).
+    r = trace(["-c", f"{b.prog} fire 1 0", "--string-size", "3", f"{PROVIDER}:misc"])
+    expect(re.search(r' ck:misc .*s="hel"\.\.\. t=0x', r.stdout) is not None,
+           f"--string-size 3 prints s=\"hel\"... ({r.stdout.strip()[-200:]})")
 
 
 class Running:
@@ -419,6 +423,9 @@ def check_errors(b):
     expect(r.returncode == 2, f"-p with -c is a usage error ({r.returncode})")
     r = trace(["ck:*"])
     expect(r.returncode == 2 and "exactly one of -p" in r.stderr, f"neither -p nor -c is a usage error ({r.stderr.strip()})")
+    r = trace(["-c", "/bin/true", "--buffer-pages", "3"])
+    expect(r.returncode == 2 and "--buffer-pages 3: must be a power of two" in r.stderr,
+           f"--buffer-pages not a power of two is a usage error ({r.stderr.strip()})")
     r = trace(["-c", "/nonexistent/prog"])
     expect(r.returncode == 1 and "/nonexistent/prog" in r.stderr, f"-c with a missing program ({r.stderr.strip()})")
     if os.access(PROBEKIT, os.X_OK) and subprocess.run(["which", "setpriv"], capture_output=True).returncode == 0:
