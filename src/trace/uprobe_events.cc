@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -43,11 +45,10 @@ int command(const std::string& dir, const std::string& line, std::string& why) {
     return err;
 }
 
+// A tracefs or procfs file, empty when it cannot be read.
 std::string read_text(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
+    std::string error;
+    return util::read_file(path, error).value_or("");
 }
 
 // Whether `pid` is a running probekit (not a reused PID).
@@ -91,8 +92,10 @@ size_t remove_stale_groups(const std::string& dir, std::string& warning) {
         // got again): we have defined nothing yet.
         if (*end || pid <= 0 || (pid != getpid() && probekit_alive(pid))) continue;
         std::string why;
-        if (command(dir, "-:" + line.substr(colon + 1, space - colon - 1) + "\n", why) == 0) ++removed;
-        else warning = "cannot delete the stale uprobe event " + line.substr(colon + 1, space - colon - 1) + ": " + why;
+        const int err = command(dir, "-:" + line.substr(colon + 1, space - colon - 1) + "\n", why);
+        if (err == 0) ++removed;
+        else if (err != ENOENT)  // ENOENT: another trace starting deleted it first
+            warning = "cannot delete the stale uprobe event " + line.substr(colon + 1, space - colon - 1) + ": " + why;
     }
     return removed;
 }
