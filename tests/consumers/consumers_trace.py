@@ -337,12 +337,14 @@ def check_gate(b):
            f"{v.name}: the semaphore is 0, 1 while trace runs, 0 after Ctrl-C ({before}, {during}, {after})")
     # The program has one thread and the probe one site: trace's one event
     # for it (cpu -1) records every hit from the end of the perf_event_open
-    # that opened the gate, wherever the thread runs, and the gate closes in
-    # the close of that event, after sampling to the last moment
-    # (docs/cli.md). What can be unseen is a build racing either instant:
-    # the gate read as open in the microseconds between the uprobe's install
-    # and the event's, or just before its removal; at 20 ms between builds,
-    # at most one at each end. Everything else is seen, in order, none lost.
+    # that opened the gate, wherever the thread runs, and samples until it
+    # is closed (docs/cli.md). Unseen can be: at the start, a build racing
+    # the microseconds between the uprobe's install and the event's (not
+    # seen in practice); at the end, the one build whose hit makes the
+    # kernel remove the breakpoint and close the gate, which it does at the
+    # first hit after the event is closed, not at the close (seen on 6.18
+    # in almost every run). So at most one at each end; everything else is
+    # seen, in order, none lost.
     contiguous = bool(seen) and seen == list(range(seen[0], seen[0] + len(seen)))
     expect(n and 0 < n < n_iter and contiguous and n - 2 <= len(seen) <= n and summ and summ[-1]["lost"] == 0,
            f"{v.name}: the builder ran only while trace was attached, and trace saw the values it built, in order "
