@@ -13,7 +13,11 @@ The load is held until the tool has attached (a line on its stdin starts
 it). Per tool: the target's per-hit overhead (firing-thread CPU time over
 the baseline's, divided by the hits) and the tool's own CPU time (user +
 system, from the children's rusage), and the ratios against bpftrace.
-Needs root and bpftrace. Usage: bench/trace/run.py BUILD_DIR [SECONDS]
+With ROUNDS > 1 the three tools run ROUNDS times, interleaved (trace,
+count, bpftrace, trace, ...), and each figure is the median of its rounds:
+on a machine shared with other work the load drifts during a run, and
+interleaving spreads the drift over all three tools alike.
+Needs root and bpftrace. Usage: bench/trace/run.py BUILD_DIR [SECONDS [ROUNDS]]
 """
 import datetime
 import os
@@ -28,6 +32,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "build"))
 seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 probekit = os.path.join(build, "probekit")
 THREADS, RATE = 2, 100000
 
@@ -91,14 +96,29 @@ def one(tool):
     return row
 
 
-rows = {t or "none": one(t) for t in (None, "trace", "count", "bpftrace")}
-base = rows["none"]["target_cpu"] / rows["none"]["fired"]
-for r in rows.values():
-    r["ns_per_hit"] = (r["target_cpu"] / r["fired"] - base) * 1e9
-    r["tool_pct"] = 100.0 * r.get("tool_cpu", 0.0) / r["wall"]
+runs = {"none": [one(None)]}
+for _ in range(rounds):
+    for t in ("trace", "count", "bpftrace"):
+        runs.setdefault(t, []).append(one(t))
+base = runs["none"][0]["target_cpu"] / runs["none"][0]["fired"]
+for rs in runs.values():
+    for r in rs:
+        r["ns_per_hit"] = (r["target_cpu"] / r["fired"] - base) * 1e9
+        r["tool_pct"] = 100.0 * r.get("tool_cpu", 0.0) / r["wall"]
+
+
+def median_run(rs):
+    """The run with the median overhead (its other figures with it)."""
+    return sorted(rs, key=lambda r: r["ns_per_hit"])[len(rs) // 2]
+
+
+rows = {name: median_run(rs) for name, rs in runs.items()}
 bt = rows["bpftrace"]
 print(f"# probekit trace figure, {datetime.date.today()}, {os.uname().release}, {os.cpu_count()} cores (shared, loaded)")
 print(f"# {THREADS} threads, {RATE} hits/s in total, {seconds} s per run; overhead = firing-thread CPU over the untraced run")
+if rounds > 1:
+    print(f"# median of {rounds} interleaved rounds; every round's ns/hit: " +
+          "; ".join(f"{t} " + " ".join(f"{r['ns_per_hit']:.0f}" for r in runs[t]) for t in ("trace", "count", "bpftrace")))
 print(f"{'tool':10} {'fired':>9} {'seen':>9} {'lost':>6} {'ns/hit':>8} {'x bpftrace':>10} {'tool CPU %':>10} {'x bpftrace':>10}")
 for name, r in rows.items():
     if name == "none":

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "trace/event_format.h"
+
 namespace probekit::trace {
 namespace {
 
@@ -193,8 +195,8 @@ bool read_string(pid_t pid, uint64_t addr, size_t max, std::string& out, bool& t
     return true;
 }
 
-void format_value(util::OutBuffer& out, uint8_t kind, const elf::ArgSpec& a, uint64_t v, pid_t pid,
-                  const FormatOptions& opt) {
+void format_value(util::OutBuffer& out, uint8_t kind, const elf::ArgSpec& a, uint64_t v, const HitContext& hit,
+                  size_t arg, const FormatOptions& opt) {
     // .note.probekit kinds (docs/note-probekit.md): 1 signed, 2 unsigned,
     // 3 char, 4 bool, 5 float, 6 double, 7 pointer, 8 string.
     switch (kind) {
@@ -232,9 +234,19 @@ void format_value(util::OutBuffer& out, uint8_t kind, const elf::ArgSpec& a, uin
             out.append("null");
             return;
         }
+        if (arg < hit.string_field.size() && hit.string_field[arg] >= 0) {
+            // Copied by the kernel at the hit: the program may have freed it since.
+            auto s = data_loc_string(hit.raw, static_cast<uint32_t>(hit.string_field[arg]));
+            if (!s) {
+                out.append(opt.quote == Quote::Json ? "null" : "<unreadable>");
+                return;
+            }
+            append_quoted(out, s->substr(0, opt.string_max), s->size() > opt.string_max, opt.quote);
+            return;
+        }
         std::string s;
         bool truncated = false;
-        if (!read_string(pid, v, opt.string_max, s, truncated)) {
+        if (!read_string(hit.pid, v, opt.string_max, s, truncated)) {
             out.append(opt.quote == Quote::Json ? "null" : "<unreadable>");
             return;
         }

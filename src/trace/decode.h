@@ -27,6 +27,11 @@ struct HitContext {
     pid_t pid = 0;
     std::span<const uint64_t> regs;         // kRegsCount values, or empty
     std::span<const unsigned char> stack;   // user stack from %rsp up
+    // The tracefs event's record (PERF_SAMPLE_RAW) and, per argument, the
+    // offset of the string the kernel copied at the hit (-1: none, read
+    // from the process instead). Empty with the uprobe PMU.
+    std::span<const unsigned char> raw;
+    std::span<const int32_t> string_field;
 };
 
 // The argument's value, truncated to its size and sign- or zero-extended as
@@ -49,7 +54,8 @@ struct FormatOptions {
     size_t string_max = 256;
     Quote quote = Quote::Text;
 };
-void format_value(util::OutBuffer& out, uint8_t kind, const elf::ArgSpec& a, uint64_t v, pid_t pid,
-                  const FormatOptions& opt);
+// `arg` is the argument's index, for the strings the kernel copied.
+void format_value(util::OutBuffer& out, uint8_t kind, const elf::ArgSpec& a, uint64_t v, const HitContext& hit,
+                  size_t arg, const FormatOptions& opt);
 
 }  // namespace probekit::trace

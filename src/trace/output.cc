@@ -84,7 +84,7 @@ void Printer::hit(const Hit& h) {
             }
             continue;
         }
-        format_value(out_, a.kind, a.spec, *v, h.ctx.pid, fmt_);
+        format_value(out_, a.kind, a.spec, *v, h.ctx, i, fmt_);
     }
     out_.append(json ? "}}\n" : "\n");
     end_line();

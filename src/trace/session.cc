@@ -1,6 +1,7 @@
 #include "trace/session.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -12,33 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
+#include <utility>
 
 #include "control/uprobe_hold.h"
 
 namespace probekit::trace {
 namespace {
-
-// The online CPUs ("0-3,6"), from sysfs.
-std::vector<int> online_cpus() {
-    std::ifstream f("/sys/devices/system/cpu/online");
-    std::string text;
-    std::getline(f, text);
-    std::vector<int> cpus;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        const size_t comma = std::min(text.find(',', pos), text.size());
-        const std::string part = text.substr(pos, comma - pos);
-        const int lo = std::atoi(part.c_str());
-        const auto dash = part.find('-');
-        const int hi = dash == std::string::npos ? lo : std::atoi(part.c_str() + dash + 1);
-        for (int c = lo; c <= hi; ++c) cpus.push_back(c);
-        pos = comma + 1;
-    }
-    if (cpus.empty())
-        for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); ++c) cpus.push_back(static_cast<int>(c));
-    return cpus;
-}
 
 void raise_fd_limit() {
     rlimit r{};
@@ -48,11 +28,17 @@ void raise_fd_limit() {
     }
 }
 
-long perf_open(perf_event_attr& attr, pid_t tid, int cpu, int group) {
-    return syscall(SYS_perf_event_open, &attr, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+long perf_open(perf_event_attr& attr, pid_t tid, int group, unsigned long flags) {
+    return syscall(SYS_perf_event_open, &attr, tid, -1, group, flags | PERF_FLAG_FD_CLOEXEC);
 }
 
 }  // namespace
+
+size_t default_buffer_pages(size_t threads) {
+    size_t pages = 256;
+    while (pages > 16 && pages * std::max<size_t>(threads, 1) > 4096) pages /= 2;
+    return pages;
+}
 
 std::vector<pid_t> list_threads(pid_t pid) {
     std::vector<pid_t> out;
@@ -68,10 +54,46 @@ std::vector<pid_t> list_threads(pid_t pid) {
 
 Session::~Session() { close(); }
 
+size_t Session::event_count() const {
+    size_t n = 0;
+    for (const auto& t : threads_) n += static_cast<size_t>(std::count_if(t.site_fd.begin(), t.site_fd.end(), [](int fd) { return fd >= 0; }));
+    return n;
+}
+
+void Session::count_and_close(Thread& t) {
+    for (size_t si = 0; si < t.site_fd.size(); ++si) {
+        if (t.site_fd[si] < 0) continue;
+        uint64_t v = 0;
+        if (::read(t.site_fd[si], &v, sizeof v) == sizeof v) closed_counts_[plan_->sites[si].probe] += v;
+        ::close(t.site_fd[si]);
+        t.site_fd[si] = -1;
+    }
+}
+
+std::vector<uint64_t> Session::stop() {
+    for (auto& t : threads_) count_and_close(t);
+    for (int& fd : bpf_holder_)
+        if (fd >= 0) ::close(std::exchange(fd, -1));
+    if (bpf_.active()) {
+        // Read after every event is closed: the map holds every hit until
+        // the gates closed.
+        const std::vector<uint64_t> per_site = bpf_.counts();
+        std::vector<uint64_t> out = closed_counts_;
+        for (size_t si = 0; si < per_site.size(); ++si) out[plan_->sites[si].probe] += per_site[si];
+        return out;
+    }
+    return closed_counts_;
+}
+
 void Session::close() {
-    rings_.clear();
-    for (const auto& e : events_) ::close(e.fd);
-    events_.clear();
+    if (plan_) stop();
+    for (auto& t : threads_) {
+        t.ring.reset();
+        if (t.ring_fd >= 0) ::close(t.ring_fd);
+    }
+    threads_.clear();
+    // Only now that no perf event uses them.
+    kernel_.remove();
 }
 
 bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan& plan, const SessionOptions& opt,
@@ -79,111 +101,191 @@ bool Session::attach(pid_t pid, const std::vector<pid_t>& tids, const TracePlan&
     pid_ = pid;
     plan_ = &plan;
     opt_ = opt;
+    if (opt_.buffer_pages == 0) opt_.buffer_pages = default_buffer_pages(tids.size());
+    closed_counts_.assign(plan.probes.size(), 0);
     raise_fd_limit();
-    cpus_ = opt.sampling ? online_cpus() : std::vector<int>{-1};
-    ring_fd_.assign(cpus_.size(), -1);
+    std::string why = opt.tracefs ? "" : "--uprobe-pmu";
+    if (opt.tracefs) {
+        const std::string dir = tracefs_dir(why);
+        if (!dir.empty()) {
+            std::string warning;
+            if (const size_t n = remove_stale_groups(dir, warning))
+                note_ = "deleted " + std::to_string(n) + " uprobe event" + (n == 1 ? "" : "s") +
+                        " left in tracefs by trace processes that were killed\n";
+            if (!warning.empty()) note_ += "warning: " + warning + "\n";
+            if (kernel_.define(dir, plan, why)) why.clear();
+        }
+    }
+    if (!why.empty())
+        note_ += "not using tracefs uprobe events (" + why +
+                 "): falling back to the uprobe PMU; string arguments are read when a hit is printed, "
+                 "not at the hit, and every thread's event is a uprobe handler of its own\n";
+    if (!opt.sampling && !kernel_.empty()) {
+        std::string why;
+        if (bpf_.create(plan.sites.size(), why)) bpf_holder_.assign(plan.sites.size(), -1);
+        else note_ += "counting with perf events, a little slower per hit than with BPF (" + why + ")\n";
+    }
     if (!add_threads(tids, error)) {
         close();
         return false;
     }
-    if (events_.empty()) {
+    if (threads_.empty()) {
         error = "no thread of process " + std::to_string(pid) + " is left to trace";
+        close();
         return false;
     }
     return true;
 }
 
 bool Session::follow_new_threads(std::string& error) {
+    const std::vector<pid_t> now = list_threads(pid_);
+    for (auto& t : threads_)
+        if (!std::binary_search(now.begin(), now.end(), t.tid)) t.exited = true;
     std::vector<pid_t> fresh;
-    for (pid_t t : list_threads(pid_))
-        if (!std::binary_search(tids_.begin(), tids_.end(), t)) fresh.push_back(t);
+    for (pid_t t : now)
+        if (!std::binary_search(tried_.begin(), tried_.end(), t)) fresh.push_back(t);
     return fresh.empty() || add_threads(fresh, error);
 }
 
+int Session::open_site_event(const Thread& t, size_t si, std::string& error) {
+    const TraceSite& site = plan_->sites[si];
+    perf_event_attr attr{};
+    if (kernel_.empty()) {
+        if (!control::fill_uprobe_attr(attr, site.open_path, site.offset, site.ref_ctr, error)) return -1;
+    } else {
+        attr.size = sizeof attr;
+        attr.type = PERF_TYPE_TRACEPOINT;
+        attr.config = kernel_.event(si).id;
+    }
+    // Enabled from the start: the gate opens inside this call, and a
+    // disabled event would let the builder run unseen until it is enabled.
+    attr.disabled = 0;
+    unsigned long flags = 0;
+    if (opt_.sampling) {
+        attr.sample_period = 1;
+        attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
+        attr.sample_regs_user = kRegsMask;
+        if (!kernel_.empty() && std::any_of(kernel_.event(si).string_field.begin(), kernel_.event(si).string_field.end(),
+                                            [](int32_t f) { return f >= 0; }))
+            attr.sample_type |= PERF_SAMPLE_RAW;
+        if (site.stack_bytes) {
+            attr.sample_type |= PERF_SAMPLE_STACK_USER;
+            attr.sample_stack_user = site.stack_bytes;
+        }
+        attr.use_clockid = 1;
+        attr.clockid = CLOCK_MONOTONIC;
+        // Into the thread's ring from the first hit: with FD_OUTPUT the
+        // kernel redirects the output before it installs the event, where
+        // PERF_EVENT_IOC_SET_OUTPUT after the open would drop (and only
+        // count) the hits in between.
+        flags = PERF_FLAG_FD_OUTPUT | PERF_FLAG_FD_NO_GROUP;
+    }
+    long fd = perf_open(attr, t.tid, opt_.sampling ? t.ring_fd : -1, flags);
+    if (fd < 0 && errno == EINVAL && flags) {
+        // A kernel that refuses FD_OUTPUT: redirect after the open.
+        fd = perf_open(attr, t.tid, -1, 0);
+        if (fd >= 0 && ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, t.ring_fd) != 0) {
+            error = std::string("PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(errno);
+            ::close(static_cast<int>(fd));
+            return -1;
+        }
+    }
+    if (fd < 0) {
+        const int err = errno;
+        if (err == ESRCH) return -2;  // the thread ended meanwhile
+        const TraceProbe& probe = plan_->probes[site.probe];
+        error = probe.provider + ":" + probe.name + ": perf_event_open (" +
+                (kernel_.empty() ? "uprobe on " + site.object : "uprobe event " + std::to_string(kernel_.event(si).id)) +
+                "): " + control::uprobe_open_error(err);
+        if (err == EMFILE || err == ENFILE)
+            error += " (" + std::to_string(event_count()) + " events open: sites x threads; raise ulimit -n)";
+        return -1;
+    }
+    if (opt_.sampling) {
+        uint64_t id = 0;
+        if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0) {
+            error = std::string("PERF_EVENT_IOC_ID: ") + std::strerror(errno);
+            ::close(static_cast<int>(fd));
+            return -1;
+        }
+        site_of_id_[id] = si;
+    }
+    return static_cast<int>(fd);
+}
+
 bool Session::add_threads(const std::vector<pid_t>& tids, std::string& error) {
-    const TracePlan& plan = *plan_;
+    const size_t first = threads_.size();
     for (pid_t tid : tids) {
-        bool gone = false;
-        for (size_t si = 0; si < plan.sites.size() && !gone; ++si) {
-            const TraceSite& site = plan.sites[si];
-            for (size_t ci = 0; ci < cpus_.size() && !gone; ++ci) {
-                perf_event_attr attr{};
-                if (!control::fill_uprobe_attr(attr, site.open_path, site.offset, site.ref_ctr, error)) return false;
-                // Enabled from the start: registering the uprobe opens the
-                // gate at once, and registering takes milliseconds per event;
-                // a disabled event would let the builder run unseen all that
-                // time. A hit in the microseconds before this event's output
-                // is redirected to its CPU's ring is counted, not sampled,
-                // and so reported as lost at the end.
-                attr.disabled = 0;
-                if (opt_.sampling) {
-                    attr.sample_period = 1;
-                    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
-                    attr.sample_regs_user = kRegsMask;
-                    if (site.stack_bytes) {
-                        attr.sample_type |= PERF_SAMPLE_STACK_USER;
-                        attr.sample_stack_user = site.stack_bytes;
-                    }
-                    attr.use_clockid = 1;
-                    attr.clockid = CLOCK_MONOTONIC;
-                    // Woken when a quarter of the buffer is full; the caller
-                    // also drains on its own tick, so a trickle of hits
-                    // prints within one tick.
-                    attr.watermark = 1;
-                    attr.wakeup_watermark =
-                        static_cast<uint32_t>(opt_.buffer_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 4);
-                }
-                const long fd = perf_open(attr, tid, cpus_[ci], -1);
-                if (fd < 0) {
-                    const int err = errno;
-                    if (err == ESRCH) {  // the thread ended meanwhile
-                        gone = true;
-                        break;
-                    }
-                    error = plan.probes[site.probe].provider + ":" + plan.probes[site.probe].name +
-                            ": perf_event_open (uprobe on " + site.object + "): " + control::uprobe_open_error(err);
-                    if (err == EMFILE || err == ENFILE)
-                        error += " (" + std::to_string(events_.size()) + " events open: sites x threads x CPUs; raise ulimit -n)";
-                    return false;
-                }
-                events_.push_back({static_cast<int>(fd), si});
-                if (!opt_.sampling) continue;
-                uint64_t id = 0;
-                if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0) {
-                    error = std::string("PERF_EVENT_IOC_ID: ") + std::strerror(errno);
-                    return false;
-                }
-                site_of_id_[id] = si;
-                if (ring_fd_[ci] < 0) {
-                    RingBuffer rb;
-                    if (!rb.map(static_cast<int>(fd), opt_.buffer_pages, error)) return false;
-                    ring_fd_[ci] = static_cast<int>(fd);
-                    rings_.push_back(std::move(rb));
-                } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ring_fd_[ci]) != 0) {
-                    error = std::string("PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(errno);
-                    return false;
-                }
+        tried_.insert(std::upper_bound(tried_.begin(), tried_.end(), tid), tid);
+        Thread t;
+        t.tid = tid;
+        t.site_fd.assign(plan_->sites.size(), -1);
+        if (opt_.sampling) {
+            // The ring's owner: a dummy software event of the same thread,
+            // which counts nothing and outlives the site events (stop()).
+            perf_event_attr attr{};
+            attr.size = sizeof attr;
+            attr.type = PERF_TYPE_SOFTWARE;
+            attr.config = PERF_COUNT_SW_DUMMY;
+            attr.use_clockid = 1;  // the kernel redirects output only between events of one clock
+            attr.clockid = CLOCK_MONOTONIC;
+            attr.watermark = 1;  // woken when a quarter of the ring is full; the caller also drains on its tick
+            attr.wakeup_watermark = static_cast<uint32_t>(opt_.buffer_pages * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 4);
+            const long fd = perf_open(attr, tid, -1, 0);
+            if (fd < 0) {
+                if (errno == ESRCH) continue;
+                error = "perf_event_open (the ring of thread " + std::to_string(tid) + "): " + control::uprobe_open_error(errno);
+                return false;
+            }
+            t.ring_fd = static_cast<int>(fd);
+            t.ring = std::make_unique<RingBuffer>();
+            if (!t.ring->map(t.ring_fd, opt_.buffer_pages, error)) {
+                ::close(t.ring_fd);
+                return false;
             }
         }
-        // Gone threads are remembered too, so that they are not tried again.
-        tids_.insert(std::upper_bound(tids_.begin(), tids_.end(), tid), tid);
+        threads_.push_back(std::move(t));
+    }
+    // Site by site across the threads: a site's gate opens in its first open,
+    // and its other threads follow within microseconds each.
+    for (size_t si = 0; si < plan_->sites.size(); ++si) {
+        for (size_t ti = first; ti < threads_.size(); ++ti) {
+            Thread& t = threads_[ti];
+            if (t.exited) continue;
+            const int fd = open_site_event(t, si, error);
+            if (fd == -1) return false;
+            if (fd == -2) {
+                t.exited = true;
+                continue;
+            }
+            t.site_fd[si] = fd;
+            // The program goes on one event of the site, held by a dup of
+            // its fd so that it stays when that thread exits.
+            if (!bpf_holder_.empty() && bpf_holder_[si] < 0) {
+                std::string why;
+                if (!bpf_.attach(si, fd, why)) {
+                    error = plan_->probes[plan_->sites[si].probe].provider + ":" +
+                            plan_->probes[plan_->sites[si].probe].name + ": " + why;
+                    return false;
+                }
+                bpf_holder_[si] = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+            }
+        }
     }
     return true;
 }
 
-void Session::disable() {
-    for (const auto& e : events_) ioctl(e.fd, PERF_EVENT_IOC_DISABLE, 0);
-}
-
 std::vector<pollfd> Session::poll_fds() const {
     std::vector<pollfd> out;
-    for (const auto& r : rings_) out.push_back({r.fd(), POLLIN, 0});
+    for (const auto& t : threads_)
+        if (t.ring) out.push_back({t.ring_fd, POLLIN, 0});
     return out;
 }
 
 void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::function<void(uint64_t)>& on_lost) {
-    for (auto& ring : rings_) {
-        ring.drain([&](const perf_event_header& h, std::span<const unsigned char> rec) {
+    for (auto& t : threads_) {
+        if (!t.ring) continue;
+        t.ring->drain([&](const perf_event_header& h, std::span<const unsigned char> rec) {
             // Fields in the order of perf_event.h for our sample_type.
             size_t at = sizeof h;
             auto u64 = [&](uint64_t& v) {
@@ -199,7 +301,7 @@ void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::fu
             }
             if (h.type != PERF_RECORD_SAMPLE) return;
             uint64_t id = 0, pid_tid = 0, time = 0, abi = 0;
-            if (!u64(id) || !u64(pid_tid) || !u64(time) || !u64(abi)) return;
+            if (!u64(id) || !u64(pid_tid) || !u64(time)) return;
             auto it = site_of_id_.find(id);
             if (it == site_of_id_.end()) return;
             Hit hit;
@@ -208,6 +310,19 @@ void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::fu
             hit.tid = static_cast<uint32_t>(pid_tid >> 32);
             hit.time_ns = time;
             hit.ctx.pid = static_cast<pid_t>(hit.pid);
+            if (!kernel_.empty()) {
+                const KernelEvent& ev = kernel_.event(it->second);
+                if (std::any_of(ev.string_field.begin(), ev.string_field.end(), [](int32_t f) { return f >= 0; })) {
+                    uint32_t size = 0;
+                    if (at + 4 > rec.size()) return;
+                    std::memcpy(&size, rec.data() + at, 4);
+                    if (at + 4 + size > rec.size()) return;
+                    hit.ctx.raw = {rec.data() + at + 4, size};
+                    hit.ctx.string_field = ev.string_field;
+                    at += 4 + size;  // the kernel pads the size so that this stays 8-aligned
+                }
+            }
+            if (!u64(abi)) return;
             if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
                 if (at + kRegsCount * 8 > rec.size()) return;
                 // Records are 8-byte aligned in the ring and in scratch.
@@ -224,15 +339,18 @@ void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::fu
             on_hit(hit);
         });
     }
-}
-
-std::vector<uint64_t> Session::counts() const {
-    std::vector<uint64_t> out(plan_ ? plan_->probes.size() : 0, 0);
-    for (const auto& e : events_) {
-        uint64_t v = 0;
-        if (::read(e.fd, &v, sizeof v) == sizeof v) out[plan_->sites[e.site].probe] += v;
+    // Threads that have exited, once their last records are read.
+    for (auto it = threads_.begin(); it != threads_.end();) {
+        if (!it->exited) {
+            ++it;
+            continue;
+        }
+        count_and_close(*it);
+        tried_.erase(std::lower_bound(tried_.begin(), tried_.end(), it->tid));  // its tid may come back
+        it->ring.reset();
+        if (it->ring_fd >= 0) ::close(it->ring_fd);
+        it = threads_.erase(it);
     }
-    return out;
 }
 
 }  // namespace probekit::trace

@@ -1,5 +1,6 @@
-"""probekit trace: attaches kernel uprobes (perf_event_open, uprobe PMU) to the
-ck test program of consumer_common and prints exactly the values fired.
+"""probekit trace: attaches kernel uprobes (tracefs uprobe events opened with
+perf_event_open) to the ck test program of consumer_common and prints exactly
+the values fired.
 
 - every argument type (signed/unsigned 1/2/4/8, bool, char, pointer, float,
   double, two strings, twelve arguments, the 64-bit extremes) at -O0 and -O2,
@@ -14,6 +15,13 @@ ck test program of consumer_common and prints exactly the values fired.
 - the gate: ck:gated's builder runs only while trace is attached, the
   semaphore goes back to its old value when trace ends (Ctrl-C) and when it
   is killed with SIGKILL (the kernel drops the uprobe with the last fd);
+- strings copied at the hit: a gated C++ probe whose builder returns a heap
+  std::string (freed, and its block reused, right after the probe fires),
+  fired with changing values: trace prints exactly the string of each
+  round, and bpftrace in the same run the same ones;
+- tracefs: trace's event group (probekit_<pid>) is gone after it ends
+  (Ctrl-C, --duration, command exit, an error); one left by a SIGKILLed trace
+  is deleted by the next trace, which says so;
 - --count (text table, JSON), lost events accounted (hits + lost = fired,
   with a one-page buffer), the summary, and the errors: not root, no such
   PID, nothing matches, a binary without probes, usage errors.
@@ -38,6 +46,16 @@ if not os.path.exists("/sys/bus/event_source/devices/uprobe/type"):
     skip("the kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)")
 
 timer = Timer("trace")
+TRACEFS = "/sys/kernel/tracing"
+
+
+def trace_groups():
+    """The probekit_<pid> groups defined in tracefs' uprobe_events."""
+    try:
+        with open(f"{TRACEFS}/uprobe_events") as f:
+            return {m for m in re.findall(r"^[pr]:(probekit_\d+)/", f.read(), re.M)}
+    except OSError:
+        return set()
 C_PROBES = ["ints", "misc", "floats", "sources", "twelve", "wide"]
 
 
@@ -129,6 +147,17 @@ def check_values_c(b):
            f"{v.name}: the summary counts every hit, none lost ({summ[-1:]})")
 
 
+def check_uprobe_pmu(b):
+    """--uprobe-pmu, the path without tracefs: the same values, and no
+    tracefs event defined."""
+    r = trace(["-c", f"{b.prog} fire {ROUNDS} 0", "--format", "json", "--uprobe-pmu", f"{PROVIDER}:ints",
+               f"{PROVIDER}:misc"])
+    hits = hits_by_probe(json_lines(r.stdout))
+    ok = all(hits.get(n) == [expected(n)] * ROUNDS for n in ("ints", "misc"))
+    expect(r.returncode == 0 and ok and "falling back to the uprobe PMU" in r.stderr,
+           f"{b.variant.name}: --uprobe-pmu reads the same values and says what it does ({hits}; {r.stderr.strip()[-300:]})")
+
+
 def check_text(b):
     r = trace(["-c", f"{b.prog} fire 1 0", f"{PROVIDER}:misc", f"{PROVIDER}:floats", f"{PROVIDER}:ints"])
     lines = {}
@@ -143,6 +172,10 @@ def check_text(b):
     expect("fired 1" in r.stdout and re.search(r"probekit trace: \d+ hits, 0 lost, .*ended: command exited \(exit status 0\)",
                                                r.stderr),
            f"text: the program's output passes through, the summary goes to stderr ({r.stderr.strip()[-300:]})")
+    # --string-size cuts the string the kernel copied (and says so with ...).
+    r = trace(["-c", f"{b.prog} fire 1 0", "--string-size", "3", f"{PROVIDER}:misc"])
+    expect(re.search(r' ck:misc .*s="hel"\.\.\. t=0x', r.stdout) is not None,
+           f"--string-size 3 prints s=\"hel\"... ({r.stdout.strip()[-200:]})")
 
 
 class Running:
@@ -302,18 +335,23 @@ def check_gate(b):
     summ = [d for d in json_lines(tout) if d.get("type") == "summary"]
     expect(before == 0 and during == 1 and after == 0,
            f"{v.name}: the semaphore is 0, 1 while trace runs, 0 after Ctrl-C ({before}, {during}, {after})")
-    # The gate opens when the kernel installs the first uprobe, inside the
-    # first perf_event_open, which then takes up to ~150 ms more on this
-    # loaded machine before the event samples; it closes only when the last
-    # event is closed, a moment after sampling stopped. Builds in those two
-    # windows are not printed (docs/cli.md says so). Within them trace must
-    # see every build, in order: a contiguous run of the built values.
+    # The program has one thread and the probe one site: trace's one event
+    # for it (cpu -1) records every hit from the end of the perf_event_open
+    # that opened the gate, wherever the thread runs, and samples until it
+    # is closed (docs/cli.md). Unseen can be: at the start, a build racing
+    # the microseconds between the uprobe's install and the event's (not
+    # seen in practice); at the end, the one build whose hit makes the
+    # kernel remove the breakpoint and close the gate, which it does at the
+    # first hit after the event is closed, not at the close (seen on 6.18
+    # in almost every run). So at most one at each end; everything else is
+    # seen, in order, none lost.
     contiguous = bool(seen) and seen == list(range(seen[0], seen[0] + len(seen)))
-    expect(n and 0 < n < n_iter and contiguous and n - 10 <= len(seen) <= n,
+    expect(n and 0 < n < n_iter and contiguous and n - 2 <= len(seen) <= n and summ and summ[-1]["lost"] == 0,
            f"{v.name}: the builder ran only while trace was attached, and trace saw the values it built, in order "
            f"(gated_runs={n} of {n_iter}; trace saw {len(seen)}: {seen[:2]}..{seen[-1:]})")
     expect(all(GATE_BASE <= x < GATE_BASE + n_iter for x in seen), "the gated values are the program's")
     expect(summ and summ[-1]["ended"] == "signal", f"Ctrl-C ends trace with a summary ({summ[-1:]})")
+    expect(f"probekit_{p.pid}" not in trace_groups(), f"Ctrl-C: trace deleted its tracefs events ({trace_groups()})")
 
     # SIGKILL: the kernel closes the gate when trace's fds go.
     prog = Running([b.prog, "gate", str(n_iter), str(delay)])
@@ -324,6 +362,13 @@ def check_gate(b):
     p.wait()
     time.sleep(0.1)
     after = gate_external(prog.p.pid)
+    # Its tracefs events stay defined (nothing runs to delete them; they
+    # hold no breakpoint and no gate): the next trace deletes them.
+    left = f"probekit_{p.pid}" in trace_groups()
+    r = trace(["-p", str(prog.p.pid), "--duration", "0.2", f"{PROVIDER}:gated"])
+    expect(left and f"probekit_{p.pid}" not in trace_groups() and "left in tracefs by trace processes that were killed"
+           in r.stderr, f"{v.name}: a SIGKILLed trace's events are deleted by the next trace (left: {left}; "
+           f"{r.stderr.strip()[-300:]}; now {trace_groups()})")
     r0 = run_gated_runs_now(prog)
     expect(during == 1 and after == 0, f"{v.name}: trace killed with SIGKILL: the semaphore returns to 0 ({during}, {after})")
     expect(r0 is not None, f"{v.name}: the program ran on after trace was killed (gated_runs={r0})")
@@ -380,6 +425,9 @@ def check_errors(b):
     expect(r.returncode == 2, f"-p with -c is a usage error ({r.returncode})")
     r = trace(["ck:*"])
     expect(r.returncode == 2 and "exactly one of -p" in r.stderr, f"neither -p nor -c is a usage error ({r.stderr.strip()})")
+    r = trace(["-c", "/bin/true", "--buffer-pages", "3"])
+    expect(r.returncode == 2 and "--buffer-pages 3: must be a power of two" in r.stderr,
+           f"--buffer-pages not a power of two is a usage error ({r.stderr.strip()})")
     r = trace(["-c", "/nonexistent/prog"])
     expect(r.returncode == 1 and "/nonexistent/prog" in r.stderr, f"-c with a missing program ({r.stderr.strip()})")
     if os.access(PROBEKIT, os.X_OK) and subprocess.run(["which", "setpriv"], capture_output=True).returncode == 0:
@@ -450,6 +498,79 @@ def check_threads():
     expect(ok2, f"threads: the later thread's hits from its attachment on ({ns[2][:3]}..{ns[2][-1:]})")
 
 
+HS_D = "provider hs { probe note(string s, int round); };\n"
+HS_CC = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include "hs.h"
+/* Longer than 15 characters: on the heap, not in std::string's inline buffer. */
+static std::string text(int i) { return "heap string for round " + std::to_string(i) + " (built)"; }
+int main(int argc, char **argv) {
+  int n = std::atoi(argv[1]), built = 0;
+  struct timespec nap = { 0, std::atoi(argv[2]) * 1000000L };
+  std::printf("ready\n");
+  std::fflush(stdout);
+  for (int i = 0; i < n; i++) {
+    HS_NOTE_GATED([&] { built++; return text(i); }, i);
+    /* The builder's string is freed once the probe has fired; reuse its
+       block at once with other bytes, as a busy program would. */
+    std::string other(40, 'x');
+    asm volatile("" : : "r"(other.data()) : "memory");
+    nanosleep(&nap, 0);
+  }
+  std::printf("built=%d\n", built);
+  return 0;
+}
+"""
+
+
+def check_heap_strings():
+    """A gated probe whose builder returns a heap std::string: the kernel
+    copies it at the hit; trace prints exactly each round's string, and
+    bpftrace attached to the same run prints the same ones."""
+    d = builder.root + "/heapstr"
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/hs.d", "w") as f:
+        f.write(HS_D)
+    with open(f"{d}/hs.cc", "w") as f:
+        f.write(HS_CC)
+    run([PROBEKIT, "compile", f"{d}/hs.d", "-o", f"{d}/hs.h"], check=True)
+    run(["g++", "-std=c++17", "-O2", "-I", d, f"{d}/hs.cc", "-o", f"{d}/hs"], check=True)
+    prog = subprocess.Popen([f"{d}/hs", "150", "10"], stdout=subprocess.PIPE, text=True)
+    prog.stdout.readline()
+    need_bpftrace()
+    bt = subprocess.Popen(["bpftrace", "-p", str(prog.pid), "-e",
+                           'BEGIN { printf("PKREADY\\n"); } '
+                           f'usdt:{d}/hs:hs:note {{ printf("HS\\t%d\\t%s\\n", arg1, str(arg0)); }}'],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = ""
+    while "PKREADY" not in first:
+        line = bt.stdout.readline()
+        if not line:
+            break
+        first += line
+    p, _ = start_trace(["-p", str(prog.pid), "--format", "json", "hs:note"])
+    time.sleep(0.6)
+    p.send_signal(signal.SIGINT)   # trace stops first: its rounds are all in bpftrace's
+    tout, terr = p.communicate(timeout=60)
+    bt.send_signal(signal.SIGINT)
+    bout, berr = bt.communicate(timeout=60)
+    prog.kill()
+    prog.wait()
+    pk = [(h["args"]["round"], h["args"]["s"]) for h in json_lines(tout) if h.get("type") == "hit"]
+    bts = {(int(m.group(1)), m.group(2)) for m in re.finditer(r"^HS\t(-?\d+)\t(.*)$", bout, re.M)}
+    rounds = [r for r, _ in pk]
+    wrong = [(r, s) for r, s in pk if s != f"heap string for round {r} (built)"]
+    expect(len(pk) >= 20 and not wrong and rounds == list(range(rounds[0], rounds[0] + len(rounds))),
+           f"trace prints each round's heap string exactly, copied at the hit ({len(pk)} hits; wrong: {wrong[:3]}; "
+           f"{terr.strip()[-300:]})")
+    expect("PKREADY" in first and set(pk) <= bts,
+           f"bpftrace in the same run prints the same strings ({sorted(set(pk) - bts)[:3]} missing from bpftrace's "
+           f"{len(bts)}; {berr.strip()[-300:]})")
+
+
 def get(variant):
     b = builds[variant]
     return b if builder.check_built(b) else None
@@ -466,6 +587,7 @@ check_threads()
 b = get(Variant("c", "gcc", "-O2"))
 if b:
     check_text(b)
+    check_uprobe_pmu(b)
     check_count(b)
     check_lost(b)
     check_errors(b)
@@ -476,6 +598,10 @@ if b:
 b = get(Variant("c", "gcc", "-O0"))
 if b:
     check_same_run_as_bpftrace(b)
+check_heap_strings()
+# (Groups of traces still running, another user's, are theirs.)
+ended = {g for g in trace_groups() if not os.path.exists(f"/proc/{g.split('_')[1]}")}
+expect(not ended, f"no trace leaves events in tracefs when it ends normally ({ended})")
 
 timer.done()
 finish()

@@ -38,8 +38,10 @@ struct TraceArgs {
     std::string format = "text";
     bool count = false;
     double duration = 0;
-    size_t buffer_pages = 256;
+    size_t buffer_pages = 0;  // 0: not given (trace::default_buffer_pages)
     size_t string_size = 256;
+    bool buffer_pages_given = false;
+    bool uprobe_pmu = false;
 };
 
 constexpr const char* kWho = "probekit trace";
@@ -155,7 +157,7 @@ int run_trace(const TraceArgs& a) {
         std::fprintf(stderr, "%s: error: give exactly one of -p PID and -c 'CMD ARGS'\n", kWho);
         return 2;
     }
-    if (a.buffer_pages == 0 || (a.buffer_pages & (a.buffer_pages - 1)) != 0) {
+    if (a.buffer_pages_given && (a.buffer_pages == 0 || (a.buffer_pages & (a.buffer_pages - 1)) != 0)) {
         std::fprintf(stderr, "%s: error: --buffer-pages %zu: must be a power of two\n", kWho, a.buffer_pages);
         return 2;
     }
@@ -183,7 +185,9 @@ int run_trace(const TraceArgs& a) {
     // printed by ordinary code, never from a handler.
     sigset_t sigs;
     sigemptyset(&sigs);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&sigs, s);
+    // SIGPIPE too (stdout into `| head` that has exited): trace then ends
+    // like on Ctrl-C, deleting its tracefs events, instead of being killed.
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) sigaddset(&sigs, s);
     sigprocmask(SIG_BLOCK, &sigs, nullptr);
     const int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -210,11 +214,12 @@ int run_trace(const TraceArgs& a) {
         }
         ::close(go[0]);
         target = child;
-        // Strings are read from the process when a hit is printed; a
-        // command that fires and exits at once would be gone by then. Its
-        // main thread is seized with PTRACE_O_TRACEEXIT, so that its exit
-        // stops before its memory is released: the last hits are decoded,
-        // then it is let go. Nothing else is traced (no syscalls, no other
+        // Memory arguments other than the strings the kernel copies (and
+        // every string under the uprobe PMU fallback) are read from the
+        // process when a hit is printed; a command that fires and exits at
+        // once would be gone by then. Its main thread is seized with
+        // PTRACE_O_TRACEEXIT, so that its exit stops before its memory is
+        // released: the last hits are decoded, then it is let go. Nothing else is traced (no syscalls, no other
         // threads); signals it receives are passed on. If trace dies, the
         // kernel detaches and the command runs on. Where ptrace is refused
         // (seccomp, an LSM), tracing goes on without the hold.
@@ -230,6 +235,7 @@ int run_trace(const TraceArgs& a) {
     trace::SessionOptions opt;
     opt.sampling = !a.count;
     opt.buffer_pages = a.buffer_pages;
+    opt.tracefs = !a.uprobe_pmu;
     trace::Session session;
     const auto tids = child > 0 ? std::vector<pid_t>{child} : trace::list_threads(target);
     if (!session.attach(target, tids, *plan, opt, error)) {
@@ -242,6 +248,15 @@ int run_trace(const TraceArgs& a) {
     std::setvbuf(stdout, nullptr, _IONBF, 0);
     trace::Printer printer(stdout, a.format == "json" ? trace::Format::Json : trace::Format::Text, *plan, a.string_size);
     const bool interactive = isatty(STDOUT_FILENO);
+    // The fallback, stale events deleted: once, on stderr.
+    if (!session.note().empty()) {
+        const std::string& n = session.note();
+        for (size_t pos = 0; pos < n.size();) {
+            const size_t eol = n.find('\n', pos);
+            std::fprintf(stderr, "%s: %s\n", kWho, n.substr(pos, eol - pos).c_str());
+            pos = eol + 1;
+        }
+    }
     // On stderr in every format: scripts wait for this line to know that
     // the probes are attached.
     std::fprintf(stderr, "%s: %zu site%s of %zu probe%s in %s (%zu events); Ctrl-C to stop\n", kWho, plan->sites.size(),
@@ -257,8 +272,6 @@ int run_trace(const TraceArgs& a) {
 
     auto on_hit = [&](const trace::Hit& h) { printer.hit(h); };
     auto on_lost = [&](uint64_t n) { printer.lost(n); };
-    std::vector<pollfd> fds = session.poll_fds();
-    fds.push_back({sfd, POLLIN, 0});
     trace::Summary summary;
     int status = -1;
     while (summary.ended.empty()) {
@@ -271,6 +284,9 @@ int run_trace(const TraceArgs& a) {
             }
             timeout = std::min(timeout, static_cast<int>(left * 1000) + 1);
         }
+        // Again each time: threads come (a ring more) and go (its ring closed).
+        std::vector<pollfd> fds = session.poll_fds();
+        fds.push_back({sfd, POLLIN, 0});
         if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) break;
         session.drain(on_hit, on_lost);
         if (!session.follow_new_threads(error)) {
@@ -302,7 +318,9 @@ int run_trace(const TraceArgs& a) {
             summary.ended = "process exited";
         }
     }
-    session.disable();
+    // The site events close first, sampling to the last moment: the gates
+    // close with them, and every hit before is still in the rings.
+    const std::vector<uint64_t> counts = session.stop();
     session.drain(on_hit, on_lost);
     if (held) ptrace(PTRACE_DETACH, child, nullptr, nullptr);
     if (!a.count) {
@@ -311,14 +329,10 @@ int run_trace(const TraceArgs& a) {
         // told. Each event also counts every hit, sampled or not: what the
         // counts hold beyond what was seen and reported is lost too.
         uint64_t fired = 0;
-        for (uint64_t n : session.counts()) fired += n;
+        for (uint64_t n : counts) fired += n;
         const uint64_t known = printer.totals().hits + printer.totals().lost;
         if (fired > known) printer.lost(fired - known);
     }
-    // From disable until the events are closed the uprobes stay registered
-    // without sampling: a gated probe's builder runs unseen then. Release
-    // them before the printing and exit that follow.
-    std::vector<uint64_t> counts = a.count ? session.counts() : std::vector<uint64_t>{};
     session.close();
     if (child > 0 && status < 0) {
         // Stopped by a signal or --duration: the command keeps running, as
@@ -349,8 +363,14 @@ Command add_trace(CLI::App& app) {
         ->default_str("text");
     cmd->add_flag("--count", a->count, "Count hits per probe and print a table at the end instead of each hit");
     cmd->add_option("--duration", a->duration, "Stop after this many seconds")->check(CLI::PositiveNumber);
-    cmd->add_option("--buffer-pages", a->buffer_pages, "Ring buffer pages per CPU, a power of two (default 256: 1 MiB)");
-    cmd->add_option("--string-size", a->string_size, "Longest string argument read, in bytes (default 256)")
+    cmd->add_option("--buffer-pages", a->buffer_pages,
+                    "Ring buffer pages per thread, a power of two (default 256, 1 MiB, for up to 16 threads; "
+                    "fewer beyond, 16 MiB in all)")
+        ->each([a](const std::string&) { a->buffer_pages_given = true; });
+    cmd->add_flag("--uprobe-pmu", a->uprobe_pmu,
+                  "Attach through the uprobe PMU, as without tracefs (strings read when printed, not at the hit)");
+    cmd->add_option("--string-size", a->string_size,
+                    "Longest string argument printed, in bytes (default 256; the kernel copies at most 4095)")
         ->check(CLI::Range(size_t{1}, size_t{1} << 20));
     cmd->footer(
         "Each hit prints `SECONDS TID provider:name arg=value ...` (CLOCK_MONOTONIC; names and types\n"
@@ -358,6 +378,11 @@ Command add_trace(CLI::App& app) {
         "hit, lost or summary. Hits the ring buffer had no room for are reported (LOST lines and the\n"
         "summary), never hidden. Gated probes are opened while trace runs (uprobes with\n"
         "ref_ctr_offset) and closed by the kernel when it ends, however it ends (even SIGKILL).\n"
+        "Each site is a tracefs uprobe event (group probekit_<PID of trace>, mounting tracefs if\n"
+        "needed) whose string arguments the kernel copies at the hit; trace deletes the group when\n"
+        "it ends. A trace killed with SIGKILL leaves its group in uprobe_events (harmless: no\n"
+        "breakpoint, no gate held); the next trace deletes it. Without tracefs (not root), trace\n"
+        "falls back to the uprobe PMU, says so, and reads strings when it prints the hit.\n"
         "Ends on Ctrl-C/SIGTERM, --duration, or when the process or command exits; the summary\n"
         "goes to stderr (text) or is the last line (json). With -c the command's exit status is\n"
         "reported; a command still running when trace stops is left running.\n"
