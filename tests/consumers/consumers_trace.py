@@ -467,19 +467,25 @@ int main(void) {
 """
 
 
+def small_program(subdir, name, spec, source_name, source, compiler):
+    """Compiles spec into NAME.h and builds source with it; the executable's path."""
+    d = builder.root + "/" + subdir
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/{name}.d", "w") as f:
+        f.write(spec)
+    with open(f"{d}/{source_name}", "w") as f:
+        f.write(source)
+    run([PROBEKIT, "compile", f"{d}/{name}.d", "-o", f"{d}/{name}.h"], check=True)
+    run(compiler + ["-I", d, f"{d}/{source_name}", "-o", f"{d}/{name}"], check=True)
+    return f"{d}/{name}"
+
+
 def check_threads():
     """Threads that exist when trace attaches and threads started later
     are both traced, each hit with its own thread id; the program's
     pthread_create still works under trace."""
-    d = builder.root + "/threads"
-    os.makedirs(d, exist_ok=True)
-    with open(f"{d}/th.d", "w") as f:
-        f.write(THREADS_D)
-    with open(f"{d}/th.c", "w") as f:
-        f.write(THREADS_C)
-    run([PROBEKIT, "compile", f"{d}/th.d", "-o", f"{d}/th.h"], check=True)
-    run(["gcc", "-O2", "-pthread", "-I", d, f"{d}/th.c", "-o", f"{d}/th"], check=True)
-    prog = subprocess.Popen([f"{d}/th"], stdout=subprocess.PIPE, text=True)
+    exe = small_program("threads", "th", THREADS_D, "th.c", THREADS_C, ["gcc", "-O2", "-pthread"])
+    prog = subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
     prog.stdout.readline()
     p, _ = start_trace(["-p", str(prog.pid), "--format", "json", "th:tick"])
     prog.wait(timeout=60)
@@ -530,20 +536,13 @@ def check_heap_strings():
     """A gated probe whose builder returns a heap std::string: the kernel
     copies it at the hit; trace prints exactly each round's string, and
     bpftrace attached to the same run prints the same ones."""
-    d = builder.root + "/heapstr"
-    os.makedirs(d, exist_ok=True)
-    with open(f"{d}/hs.d", "w") as f:
-        f.write(HS_D)
-    with open(f"{d}/hs.cc", "w") as f:
-        f.write(HS_CC)
-    run([PROBEKIT, "compile", f"{d}/hs.d", "-o", f"{d}/hs.h"], check=True)
-    run(["g++", "-std=c++17", "-O2", "-I", d, f"{d}/hs.cc", "-o", f"{d}/hs"], check=True)
-    prog = subprocess.Popen([f"{d}/hs", "150", "10"], stdout=subprocess.PIPE, text=True)
+    exe = small_program("heapstr", "hs", HS_D, "hs.cc", HS_CC, ["g++", "-std=c++17", "-O2"])
+    prog = subprocess.Popen([exe, "150", "10"], stdout=subprocess.PIPE, text=True)
     prog.stdout.readline()
     need_bpftrace()
     bt = subprocess.Popen(["bpftrace", "-p", str(prog.pid), "-e",
                            'BEGIN { printf("PKREADY\\n"); } '
-                           f'usdt:{d}/hs:hs:note {{ printf("HS\\t%d\\t%s\\n", arg1, str(arg0)); }}'],
+                           f'usdt:{exe}:hs:note {{ printf("HS\\t%d\\t%s\\n", arg1, str(arg0)); }}'],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = ""
     while "PKREADY" not in first:
