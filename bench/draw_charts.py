@@ -180,6 +180,26 @@ def thread_dumps(res):
             panel("threads_lines.json", "64 stacks with file:line")]
 
 
+def runtime_dispatch(res):
+    """One typed callback on a 2-argument probe, CPU time per event (medians of
+    the repetitions), for each way of linking the runtime, against a direct
+    call through a function pointer (the same run's, shared build)."""
+    def medians(variant):
+        with open(os.path.join(res, f"runtime_{variant}.json")) as f:
+            rows = json.load(f)["benchmarks"]
+        return {r["run_name"]: r["cpu_time"] for r in rows if r.get("aggregate_name") == "median"}
+    variants = ["shared", "static", "static-urcu", "inline"]
+    got = {v: medians(v) for v in variants if os.path.exists(os.path.join(res, f"runtime_{v}.json"))}
+    if "shared" not in got:
+        raise ValueError("no runtime_shared.json")
+    direct = got["shared"]["BM_direct_call"]
+    bars = [("direct call", direct, f"{direct:.2f} ns", "", False)]
+    for v, m in got.items():
+        t = m["BM_typed_callback/real_time/threads:1"]
+        bars.append((v, t, f"{t:.2f} ns", f"{fmt_ratio(t / direct)} direct", True))
+    return [Panel("one typed C++ callback, 2 arguments (target: <= 10 ns, <= 5x a direct call)", "ns per event (CPU)", bars)]
+
+
 CHARTS = {
     "header_generation.png": header_generation,
     "site_compile.png": site_compile,
@@ -188,6 +208,7 @@ CHARTS = {
     "probe_cost.png": probe_cost,
     "trace_overhead.png": trace_overhead,
     "thread_dumps.png": thread_dumps,
+    "runtime_dispatch.png": runtime_dispatch,
 }
 
 

@@ -48,10 +48,14 @@ $cxx "$bench_src" "$w/libprobekit.a" $urcu_a -lbenchmark -lpthread -o "$w/static
 $cxx "$bench_src" "$w/libinline.a" $urcu_so -lbenchmark -lpthread -o "$w/inline"
 
 echo "# runtime dispatch, $(date -u +%Y-%m-%d), $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(g++ --version | head -1)"
+# JSON copies for bench/draw_charts.py (docs/img/runtime_dispatch.png).
+results=${RESULTS:-$root/bench/results}
+mkdir -p "$results"
 for v in ${VARIANTS:-shared static static-urcu inline}; do
   echo "## $v"
   "$w/$v" --benchmark_repetitions=${REPS:-3} --benchmark_report_aggregates_only=true \
-    --benchmark_filter="${FILTER:-.}" | grep -E "_median" || true
+    --benchmark_filter="${FILTER:-.}" --benchmark_out="$results/runtime_$v.json" --benchmark_out_format=json \
+    | grep -E "_median" || true
 done
 
 echo "## callgrind: instructions per event, one typed callback (1,000,000 events)"

@@ -45,8 +45,8 @@ struct Queue {
 struct Worker {
     int id;
     Cache cache;  // one per worker: the probes, not the cache, are the point
-    // Read by the dumping thread while the worker runs: a torn read only
-    // garbles the dump's state line, so relaxed atomics are enough.
+    // Read by the dumping thread while the worker runs. Relaxed: each value
+    // stands alone in the dump's state line.
     std::atomic<int> current_fd{-1};
     std::atomic<unsigned> done{0};
 };
