@@ -567,6 +567,23 @@ class Timer:
 TRACEFS = "/sys/kernel/tracing"
 
 
+def bpftrace_clause(elf, name, strings=STRING_ARGS, max_args=6):
+    """A bpftrace clause printing every hit of PROVIDER:name as a PKHIT line,
+    tab-separated: `str()` for the (name, index) pairs in strings, signed or
+    unsigned decimals by the argument's sdt prefix otherwise (bpftrace 0.17
+    reads arg0..arg5 only)."""
+    fmts, args = [], []
+    for i, prefix in enumerate(PREFIXES[name][:max_args]):
+        if (name, i) in strings:
+            fmts.append("%s")
+            args.append(f"str(arg{i})")
+        else:
+            fmts.append("%ld" if prefix.startswith("-") else "%lu")
+            args.append(f"arg{i}")
+    fmt = "PKHIT\\t" + name + "\\t" + "\\t".join(fmts) + "\\n"
+    return f'usdt:{elf}:{PROVIDER}:{name} {{ printf("{fmt}", {", ".join(args)}); }}'
+
+
 def need_bpftrace():
     """Skips (with the reason) unless bpftrace can attach uprobes here: root,
     tracefs mounted (mounted here if it is not), a BPF program that runs."""

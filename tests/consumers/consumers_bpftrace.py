@@ -33,8 +33,8 @@ semaphore from its file offset (ref_ctr_offset): see check_gate.
 import os
 import re
 
-from consumer_common import (Builder, Elf, Timer, Variant, attach_then_run, expect, finish, gated_runs, need_bpftrace,
-                             notes, run, run_prog, COMDAT_FROM_LIB, COMDAT_FROM_MAIN, GATE_BASE, PREFIXES, PROVIDER,
+from consumer_common import (Builder, bpftrace_clause, Elf, Timer, Variant, attach_then_run, expect, finish, gated_runs, need_bpftrace,
+                             notes, run, run_prog, COMDAT_FROM_LIB, COMDAT_FROM_MAIN, GATE_BASE, PROVIDER,
                              STRING_ARGS, VALUES)
 
 need_bpftrace()
@@ -51,19 +51,6 @@ variants = ([Variant("c++", "gcc", "-O2"), Variant("c", "clang", "-O0"),
             + [Variant("c++", "gcc", "-O2", linker=ld) for ld in ("bfd", "gold", "lld", "mold")])
 builder = Builder("bpftrace")
 builds = builder.build(variants)
-
-
-def clause(elf, name):
-    fmts, args = [], []
-    for i, prefix in enumerate(PREFIXES[name][:MAX_ARGS]):
-        if (name, i) in STRING_ARGS:
-            fmts.append("%s")
-            args.append(f"str(arg{i})")
-        else:
-            fmts.append("%ld" if prefix.startswith("-") else "%lu")
-            args.append(f"arg{i}")
-    fmt = "PKHIT\\t" + name + "\\t" + "\\t".join(fmts) + "\\n"
-    return f'usdt:{elf}:{PROVIDER}:{name} {{ printf("{fmt}", {", ".join(args)}); }}'
 
 
 def parse_hits(text):
@@ -114,7 +101,7 @@ def check_values(b):
     for elf, want in b.elfs.items():
         for name in want:
             if name in VALUES or name == "comdat":
-                clauses.append(clause(elf, name))
+                clauses.append(bpftrace_clause(elf, name, max_args=MAX_ARGS))
     script = "\n".join(clauses)
     out, err, rc = bpftrace(b, script, "fire", ROUNDS, DELAY_MS)
     hits = parse_hits(out)

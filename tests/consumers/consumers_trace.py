@@ -36,7 +36,7 @@ import struct
 import subprocess
 import time
 
-from consumer_common import (Builder, Timer, Variant, expect, finish, gated_runs, need_bpftrace, run, skip,
+from consumer_common import (Builder, bpftrace_clause, Timer, Variant, expect, finish, gated_runs, need_bpftrace, run, skip,
                              GATE_BASE, PROVIDER, VALUES, PREFIXES, COMDAT_FROM_LIB, COMDAT_FROM_MAIN,
                              PROBEKIT)
 
@@ -261,30 +261,25 @@ def as_bpftrace(name, args):
     return tuple(out)
 
 
-def check_same_run_as_bpftrace(b):
-    """bpftrace and probekit trace attached to the same run at once."""
-    need_bpftrace()
-    clauses = []
-    for name in C_PROBES:
-        fmts, args = [], []
-        for i, prefix in enumerate(PREFIXES[name][:6]):
-            if (name, i) in BT_STRINGS:
-                fmts.append("%s")
-                args.append(f"str(arg{i})")
-            else:
-                fmts.append("%ld" if prefix.startswith("-") else "%lu")
-                args.append(f"arg{i}")
-        fmt = "PKHIT\\t" + name + "\\t" + "\\t".join(fmts) + "\\n"
-        clauses.append(f'usdt:{b.prog}:{PROVIDER}:{name} {{ printf("{fmt}", {", ".join(args)}); }}')
-    prog = Running([b.prog, "fire", "80", "100"])
-    bt = subprocess.Popen(["bpftrace", "-p", str(prog.p.pid), "-e", 'BEGIN { printf("PKREADY\\n"); }\n' + "\n".join(clauses)],
+def start_bpftrace(pid, script):
+    """bpftrace -p PID running script, and what it printed first: returned
+    once its BEGIN clause has printed PKREADY (every probe attached), or once
+    it has exited."""
+    bt = subprocess.Popen(["bpftrace", "-p", str(pid), "-e", 'BEGIN { printf("PKREADY\\n"); }\n' + script],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = ""
-    while "PKREADY" not in first:
+    seen = ""
+    while "PKREADY" not in seen:
         line = bt.stdout.readline()
         if not line:
             break
-        first += line
+        seen += line
+    return bt, seen
+
+def check_same_run_as_bpftrace(b):
+    """bpftrace and probekit trace attached to the same run at once."""
+    need_bpftrace()
+    prog = Running([b.prog, "fire", "80", "100"])
+    bt, first = start_bpftrace(prog.p.pid, "\n".join(bpftrace_clause(b.prog, name, BT_STRINGS) for name in C_PROBES))
     p, _ = start_trace(["-p", str(prog.p.pid), "--format", "json", *[f"{PROVIDER}:{n}" for n in C_PROBES]])
     # Both stop while the program still runs: a string is then always
     # readable when trace prints it (see check_pid_dlopen for the exit).
@@ -540,16 +535,7 @@ def check_heap_strings():
     prog = subprocess.Popen([exe, "150", "10"], stdout=subprocess.PIPE, text=True)
     prog.stdout.readline()
     need_bpftrace()
-    bt = subprocess.Popen(["bpftrace", "-p", str(prog.pid), "-e",
-                           'BEGIN { printf("PKREADY\\n"); } '
-                           f'usdt:{exe}:hs:note {{ printf("HS\\t%d\\t%s\\n", arg1, str(arg0)); }}'],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = ""
-    while "PKREADY" not in first:
-        line = bt.stdout.readline()
-        if not line:
-            break
-        first += line
+    bt, first = start_bpftrace(prog.pid, f'usdt:{exe}:hs:note {{ printf("HS\\t%d\\t%s\\n", arg1, str(arg0)); }}')
     p, _ = start_trace(["-p", str(prog.pid), "--format", "json", "hs:note"])
     time.sleep(0.6)
     p.send_signal(signal.SIGINT)   # trace stops first: its rounds are all in bpftrace's

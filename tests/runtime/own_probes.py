@@ -66,42 +66,18 @@ if shutil.which("gdb") is None:
     print("SKIP: gdb is not installed: the firing part is not checked")
     sys.exit(SKIP if not failures else 1)
 
-script = r'''
-set pagination off
-set breakpoint pending on
-set startup-with-shell off
-break -probe-stap probekit:callback__registered
-commands
-silent
-printf "HIT registered %s %s %lu\n", (const char *)$_probe_arg0, (const char *)$_probe_arg1, $_probe_arg2
-continue
-end
-break -probe-stap probekit:callback__unregistered
-commands
-silent
-printf "HIT unregistered %s %s %lu\n", (const char *)$_probe_arg0, (const char *)$_probe_arg1, $_probe_arg2
-continue
-end
-break -probe-stap probekit:statedump__begin
-commands
-silent
-printf "HIT begin %s %lu\n", (const char *)$_probe_arg0, $_probe_arg1
-continue
-end
-break -probe-stap probekit:statedump__end
-commands
-silent
-printf "HIT end %s %lu\n", (const char *)$_probe_arg0, $_probe_arg1
-continue
-end
-break -probe-stap probekit:thread_dump
-commands
-silent
-printf "HIT thread_dump %lu %d %s\n", $_probe_arg1, $_probe_arg2, (const char *)$_probe_arg0
-continue
-end
-run
-'''
+# Each probe: gdb stops, prints its arguments on a HIT line, and continues.
+STR0, STR1 = "(const char *)$_probe_arg0", "(const char *)$_probe_arg1"
+BREAKS = [
+    ("callback__registered", "registered %s %s %lu", f"{STR0}, {STR1}, $_probe_arg2"),
+    ("callback__unregistered", "unregistered %s %s %lu", f"{STR0}, {STR1}, $_probe_arg2"),
+    ("statedump__begin", "begin %s %lu", f"{STR0}, $_probe_arg1"),
+    ("statedump__end", "end %s %lu", f"{STR0}, $_probe_arg1"),
+    ("thread_dump", "thread_dump %lu %d %s", f"$_probe_arg1, $_probe_arg2, {STR0}"),
+]
+script = "set pagination off\nset breakpoint pending on\nset startup-with-shell off\n" + "".join(
+    f'break -probe-stap probekit:{probe}\ncommands\nsilent\nprintf "HIT {fmt}\\n", {args}\ncontinue\nend\n'
+    for probe, fmt, args in BREAKS) + "run\n"
 gdbfile = os.path.join(os.environ.get("MESON_BUILD_ROOT", "/tmp"), "own_probes.gdb")
 with open(gdbfile, "w") as f:
     f.write(script)
