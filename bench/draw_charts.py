@@ -97,7 +97,7 @@ def header_generation(res):
 def site_compile(res):
     panels = []
     order = ["none", "plain", "gated", "call_gated", "sdt", "sdt_gated"]
-    for file, label in (("site_compile.json", "one TU, 20,000 sites"), ("site_compile_2000x10.json", "10 TUs of 2,000 sites")):
+    for file, label in (("site_compile.json", "20,000 sites"), ("site_compile_computed.json", "20,000 sites, computed arguments")):
         t = hyperfine(os.path.join(res, file))
         base = t["none"]
         bars = [(name, t[name], f"{t[name]:.3g} s", fmt_ratio(t[name] / base) if name != "none" else "", name in ("plain", "gated"))

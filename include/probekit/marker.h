@@ -11,7 +11,17 @@
  * - sys/sdt.h derives each argument's size and signedness inside the asm with
  *   assembler macros that it defines and purges at every site; a file with
  *   20,000 sites takes 19 times as long to compile as without probes. Here the
- *   compiler computes `[-]size` and prints it with `%c`: the asm is plain text.
+ *   asm is plain text, and as little of it per site as the note needs:
+ *   - a typed argument's `[-]size` is known when the header is generated and
+ *     is written into the text (an "n" operand per argument costs gcc about a
+ *     quarter of the site's compile time); only untyped arguments let the
+ *     compiler print it (PROBEKIT_SITEn_EXPR);
+ *   - what is per object or per probe rather than per site (`.stapsdt.base`,
+ *     the `.note.probekit` entry) is top-level asm, emitted once per unit, not
+ *     text that every site carries for the assembler to skip. Top-level asm
+ *     may land in another LTO partition than the sites (gcc puts it all in
+ *     the first), so sites refer to it only by global symbols, never by
+ *     assembler macros or local labels.
  * - Operands are "nr" (a register or an immediate): never `sym(%rip)` or
  *   `%fs:` memory operands, which gdb 13 and bpftrace 0.17 cannot read.
  *   Registers are written by their 64-bit names (`%q`): the `N@` size says
@@ -22,17 +32,20 @@
  *   where a leaf function's red zone may be live, keep the 1-byte NOP.
  *
  * Macros:
- *   PROBEKIT_SITEn(nop, provider, name, meta, v1, z1, ..., vn, zn)
- *     one site; `nop` is PROBEKIT_NOP1 or PROBEKIT_NOP5, `meta` the asm text
- *     of the probe's .note.probekit entry (or ""), vK an argument (an integer
- *     or pointer of at most 8 bytes) and zK its sdt size: -N for signed, N for
- *     unsigned N-byte values, a constant expression.
+ *   PROBEKIT_SITEn(nop, provider, name, v1, z1, ..., vn, zn)
+ *     one site; `nop` is PROBEKIT_NOP1 or PROBEKIT_NOP5, vK an argument (an
+ *     integer or pointer of at most 8 bytes) and zK its sdt size: -N for
+ *     signed, N for unsigned N-byte values, as an integer literal or a macro
+ *     that expands to one (PROBEKIT_SDT_CHAR for plain char).
+ *   PROBEKIT_SITEn_EXPR(...)  the same, zK any constant expression.
  *   PROBEKIT_ARGSIZE(x)  (C) the sdt size of x, for untyped arguments.
  */
 #ifndef PROBEKIT_MARKER_V1
 #define PROBEKIT_MARKER_V1 1
 
-#if defined(__x86_64__) && !defined(PROBEKIT_USE_SYS_SDT)
+/* x32 (__ILP32__) has 4-byte longs and pointers: the sizes written by the
+   generator assume LP64, so it gets <sys/sdt.h>. */
+#if defined(__x86_64__) && !defined(__ILP32__) && !defined(PROBEKIT_USE_SYS_SDT)
 #define PROBEKIT_NATIVE_MARKER 1
 #else
 #define PROBEKIT_NATIVE_MARKER 0
@@ -53,15 +66,15 @@
 #define PROBEKIT_NOP1 "990: nop\n"
 #define PROBEKIT_NOP5 "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
 
-/* The .note.stapsdt entry, as <sys/sdt.h> writes it. "?" puts the note in
+/* The .note.stapsdt entry, as <sys/sdt.h> writes it (the name, "stapsdt",
+   is 8 bytes with its NUL: no padding after it). "?" puts the note in
    the section group of the code around it, so a site in a discarded COMDAT
    copy (an inline function, a template) takes its note along. */
 #define PROBEKIT_ASM_NOTE_(provider, name, args)                     \
   ".pushsection .note.stapsdt,\"?\",\"note\"\n"                      \
   ".balign 4\n"                                                      \
-  ".4byte 992f-991f, 994f-993f, 3\n"                                 \
-  "991: .asciz \"stapsdt\"\n"                                        \
-  "992: .balign 4\n"                                                 \
+  ".4byte 8, 994f-993f, 3\n"                                         \
+  ".asciz \"stapsdt\"\n"                                             \
   "993: .8byte 990b\n"                                               \
   ".8byte _.stapsdt.base\n"                                          \
   ".8byte " provider "_" name "_semaphore\n"                         \
@@ -73,46 +86,81 @@
 
 /* Readers compute the link-time address of each note from .stapsdt.base.
    "R" (SHF_GNU_RETAIN) keeps it through --gc-sections in every linker;
-   without it some discard it and leave tracers writing to wrong addresses. */
-#define PROBEKIT_ASM_BASE_                                                   \
-  ".ifndef _.stapsdt.base\n"                                                 \
-  ".pushsection .stapsdt.base,\"aGR\",\"progbits\",.stapsdt.base,comdat\n"  \
-  ".weak _.stapsdt.base\n"                                                   \
-  ".hidden _.stapsdt.base\n"                                                 \
-  "_.stapsdt.base: .space 1\n"                                               \
-  ".size _.stapsdt.base, 1\n"                                                \
-  ".popsection\n"                                                            \
-  ".endif\n"
+   without it some discard it and leave tracers writing to wrong addresses.
+   Once per unit: notes refer to it by name, and the COMDAT group keeps one
+   per linked object. */
+__asm__(".ifndef _.stapsdt.base\n"
+        ".pushsection .stapsdt.base,\"aGR\",\"progbits\",.stapsdt.base,comdat\n"
+        ".weak _.stapsdt.base\n"
+        ".hidden _.stapsdt.base\n"
+        "_.stapsdt.base: .space 1\n"
+        ".size _.stapsdt.base, 1\n"
+        ".popsection\n"
+        ".endif\n");
 
-#define PROBEKIT_ASM_(nop, provider, name, meta, args) \
-  nop PROBEKIT_ASM_NOTE_(#provider, #name, args) PROBEKIT_ASM_BASE_ meta
+/* An sdt size as text: a literal, after expanding a macro such as this one. */
+#define PROBEKIT_STR_(x) PROBEKIT_STR__(x)
+#define PROBEKIT_STR__(x) #x
+#ifdef __CHAR_UNSIGNED__
+#define PROBEKIT_SDT_CHAR 1
+#else
+#define PROBEKIT_SDT_CHAR -1
+#endif
 
-#define PROBEKIT_SITE0(nop, provider, name, meta) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "") : : )
-#define PROBEKIT_SITE1(nop, provider, name, meta, _v0, _z0) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0]") : : [a0] "nr"(_v0), [s0] "n"(_z0))
-#define PROBEKIT_SITE2(nop, provider, name, meta, _v0, _z0, _v1, _z1) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1))
-#define PROBEKIT_SITE3(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2))
-#define PROBEKIT_SITE4(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3))
-#define PROBEKIT_SITE5(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4))
-#define PROBEKIT_SITE6(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5))
-#define PROBEKIT_SITE7(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6))
-#define PROBEKIT_SITE8(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7))
-#define PROBEKIT_SITE9(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8))
-#define PROBEKIT_SITE10(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8] %c[s9]@%q[a9]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8), [a9] "nr"(_v9), [s9] "n"(_z9))
-#define PROBEKIT_SITE11(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8] %c[s9]@%q[a9] %c[s10]@%q[a10]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8), [a9] "nr"(_v9), [s9] "n"(_z9), [a10] "nr"(_v10), [s10] "n"(_z10))
-#define PROBEKIT_SITE12(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10, _v11, _z11) \
-  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, meta, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8] %c[s9]@%q[a9] %c[s10]@%q[a10] %c[s11]@%q[a11]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8), [a9] "nr"(_v9), [s9] "n"(_z9), [a10] "nr"(_v10), [s10] "n"(_z10), [a11] "nr"(_v11), [s11] "n"(_z11))
+#define PROBEKIT_ASM_(nop, provider, name, args) nop PROBEKIT_ASM_NOTE_(#provider, #name, args)
+
+#define PROBEKIT_SITE0(nop, provider, name) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "") : : )
+#define PROBEKIT_SITE1(nop, provider, name, _v0, _z0) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]") : : [a0] "nr"(_v0))
+#define PROBEKIT_SITE2(nop, provider, name, _v0, _z0, _v1, _z1) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]") : : [a0] "nr"(_v0), [a1] "nr"(_v1))
+#define PROBEKIT_SITE3(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2))
+#define PROBEKIT_SITE4(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3))
+#define PROBEKIT_SITE5(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4))
+#define PROBEKIT_SITE6(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5))
+#define PROBEKIT_SITE7(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]" " " PROBEKIT_STR_(_z6) "@%q[a6]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5), [a6] "nr"(_v6))
+#define PROBEKIT_SITE8(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]" " " PROBEKIT_STR_(_z6) "@%q[a6]" " " PROBEKIT_STR_(_z7) "@%q[a7]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5), [a6] "nr"(_v6), [a7] "nr"(_v7))
+#define PROBEKIT_SITE9(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]" " " PROBEKIT_STR_(_z6) "@%q[a6]" " " PROBEKIT_STR_(_z7) "@%q[a7]" " " PROBEKIT_STR_(_z8) "@%q[a8]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5), [a6] "nr"(_v6), [a7] "nr"(_v7), [a8] "nr"(_v8))
+#define PROBEKIT_SITE10(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]" " " PROBEKIT_STR_(_z6) "@%q[a6]" " " PROBEKIT_STR_(_z7) "@%q[a7]" " " PROBEKIT_STR_(_z8) "@%q[a8]" " " PROBEKIT_STR_(_z9) "@%q[a9]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5), [a6] "nr"(_v6), [a7] "nr"(_v7), [a8] "nr"(_v8), [a9] "nr"(_v9))
+#define PROBEKIT_SITE11(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]" " " PROBEKIT_STR_(_z6) "@%q[a6]" " " PROBEKIT_STR_(_z7) "@%q[a7]" " " PROBEKIT_STR_(_z8) "@%q[a8]" " " PROBEKIT_STR_(_z9) "@%q[a9]" " " PROBEKIT_STR_(_z10) "@%q[a10]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5), [a6] "nr"(_v6), [a7] "nr"(_v7), [a8] "nr"(_v8), [a9] "nr"(_v9), [a10] "nr"(_v10))
+#define PROBEKIT_SITE12(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10, _v11, _z11) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, PROBEKIT_STR_(_z0) "@%q[a0]" " " PROBEKIT_STR_(_z1) "@%q[a1]" " " PROBEKIT_STR_(_z2) "@%q[a2]" " " PROBEKIT_STR_(_z3) "@%q[a3]" " " PROBEKIT_STR_(_z4) "@%q[a4]" " " PROBEKIT_STR_(_z5) "@%q[a5]" " " PROBEKIT_STR_(_z6) "@%q[a6]" " " PROBEKIT_STR_(_z7) "@%q[a7]" " " PROBEKIT_STR_(_z8) "@%q[a8]" " " PROBEKIT_STR_(_z9) "@%q[a9]" " " PROBEKIT_STR_(_z10) "@%q[a10]" " " PROBEKIT_STR_(_z11) "@%q[a11]") : : [a0] "nr"(_v0), [a1] "nr"(_v1), [a2] "nr"(_v2), [a3] "nr"(_v3), [a4] "nr"(_v4), [a5] "nr"(_v5), [a6] "nr"(_v6), [a7] "nr"(_v7), [a8] "nr"(_v8), [a9] "nr"(_v9), [a10] "nr"(_v10), [a11] "nr"(_v11))
+#define PROBEKIT_SITE0_EXPR(nop, provider, name) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "") : : )
+#define PROBEKIT_SITE1_EXPR(nop, provider, name, _v0, _z0) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0]") : : [a0] "nr"(_v0), [s0] "n"(_z0))
+#define PROBEKIT_SITE2_EXPR(nop, provider, name, _v0, _z0, _v1, _z1) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1))
+#define PROBEKIT_SITE3_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2))
+#define PROBEKIT_SITE4_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3))
+#define PROBEKIT_SITE5_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4))
+#define PROBEKIT_SITE6_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5))
+#define PROBEKIT_SITE7_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6))
+#define PROBEKIT_SITE8_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7))
+#define PROBEKIT_SITE9_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8))
+#define PROBEKIT_SITE10_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8] %c[s9]@%q[a9]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8), [a9] "nr"(_v9), [s9] "n"(_z9))
+#define PROBEKIT_SITE11_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8] %c[s9]@%q[a9] %c[s10]@%q[a10]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8), [a9] "nr"(_v9), [s9] "n"(_z9), [a10] "nr"(_v10), [s10] "n"(_z10))
+#define PROBEKIT_SITE12_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10, _v11, _z11) \
+  __asm__ __volatile__(PROBEKIT_ASM_(nop, provider, name, "%c[s0]@%q[a0] %c[s1]@%q[a1] %c[s2]@%q[a2] %c[s3]@%q[a3] %c[s4]@%q[a4] %c[s5]@%q[a5] %c[s6]@%q[a6] %c[s7]@%q[a7] %c[s8]@%q[a8] %c[s9]@%q[a9] %c[s10]@%q[a10] %c[s11]@%q[a11]") : : [a0] "nr"(_v0), [s0] "n"(_z0), [a1] "nr"(_v1), [s1] "n"(_z1), [a2] "nr"(_v2), [s2] "n"(_z2), [a3] "nr"(_v3), [s3] "n"(_z3), [a4] "nr"(_v4), [s4] "n"(_z4), [a5] "nr"(_v5), [s5] "n"(_z5), [a6] "nr"(_v6), [s6] "n"(_z6), [a7] "nr"(_v7), [s7] "n"(_z7), [a8] "nr"(_v8), [s8] "n"(_z8), [a9] "nr"(_v9), [s9] "n"(_z9), [a10] "nr"(_v10), [s10] "n"(_z10), [a11] "nr"(_v11), [s11] "n"(_z11))
 
 #else /* other architectures: <sys/sdt.h>, exactly */
 
@@ -122,19 +170,32 @@
 #define _SDT_HAS_SEMAPHORES 1
 #endif
 #include <sys/sdt.h>
-#define PROBEKIT_SITE0(nop, provider, name, meta) STAP_PROBE(provider, name)
-#define PROBEKIT_SITE1(nop, provider, name, meta, _v0, _z0) STAP_PROBE1(provider, name, _v0)
-#define PROBEKIT_SITE2(nop, provider, name, meta, _v0, _z0, _v1, _z1) STAP_PROBE2(provider, name, _v0, _v1)
-#define PROBEKIT_SITE3(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2) STAP_PROBE3(provider, name, _v0, _v1, _v2)
-#define PROBEKIT_SITE4(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3) STAP_PROBE4(provider, name, _v0, _v1, _v2, _v3)
-#define PROBEKIT_SITE5(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4) STAP_PROBE5(provider, name, _v0, _v1, _v2, _v3, _v4)
-#define PROBEKIT_SITE6(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5) STAP_PROBE6(provider, name, _v0, _v1, _v2, _v3, _v4, _v5)
-#define PROBEKIT_SITE7(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6) STAP_PROBE7(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6)
-#define PROBEKIT_SITE8(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7) STAP_PROBE8(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7)
-#define PROBEKIT_SITE9(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8) STAP_PROBE9(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8)
-#define PROBEKIT_SITE10(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9) STAP_PROBE10(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9)
-#define PROBEKIT_SITE11(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10) STAP_PROBE11(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10)
-#define PROBEKIT_SITE12(nop, provider, name, meta, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10, _v11, _z11) STAP_PROBE12(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11)
+#define PROBEKIT_SITE0(nop, provider, name) STAP_PROBE(provider, name)
+#define PROBEKIT_SITE0_EXPR(nop, provider, name) STAP_PROBE(provider, name)
+#define PROBEKIT_SITE1(nop, provider, name, _v0, _z0) STAP_PROBE1(provider, name, _v0)
+#define PROBEKIT_SITE1_EXPR(nop, provider, name, _v0, _z0) STAP_PROBE1(provider, name, _v0)
+#define PROBEKIT_SITE2(nop, provider, name, _v0, _z0, _v1, _z1) STAP_PROBE2(provider, name, _v0, _v1)
+#define PROBEKIT_SITE2_EXPR(nop, provider, name, _v0, _z0, _v1, _z1) STAP_PROBE2(provider, name, _v0, _v1)
+#define PROBEKIT_SITE3(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2) STAP_PROBE3(provider, name, _v0, _v1, _v2)
+#define PROBEKIT_SITE3_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2) STAP_PROBE3(provider, name, _v0, _v1, _v2)
+#define PROBEKIT_SITE4(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3) STAP_PROBE4(provider, name, _v0, _v1, _v2, _v3)
+#define PROBEKIT_SITE4_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3) STAP_PROBE4(provider, name, _v0, _v1, _v2, _v3)
+#define PROBEKIT_SITE5(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4) STAP_PROBE5(provider, name, _v0, _v1, _v2, _v3, _v4)
+#define PROBEKIT_SITE5_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4) STAP_PROBE5(provider, name, _v0, _v1, _v2, _v3, _v4)
+#define PROBEKIT_SITE6(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5) STAP_PROBE6(provider, name, _v0, _v1, _v2, _v3, _v4, _v5)
+#define PROBEKIT_SITE6_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5) STAP_PROBE6(provider, name, _v0, _v1, _v2, _v3, _v4, _v5)
+#define PROBEKIT_SITE7(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6) STAP_PROBE7(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6)
+#define PROBEKIT_SITE7_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6) STAP_PROBE7(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6)
+#define PROBEKIT_SITE8(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7) STAP_PROBE8(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7)
+#define PROBEKIT_SITE8_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7) STAP_PROBE8(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7)
+#define PROBEKIT_SITE9(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8) STAP_PROBE9(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8)
+#define PROBEKIT_SITE9_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8) STAP_PROBE9(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8)
+#define PROBEKIT_SITE10(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9) STAP_PROBE10(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9)
+#define PROBEKIT_SITE10_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9) STAP_PROBE10(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9)
+#define PROBEKIT_SITE11(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10) STAP_PROBE11(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10)
+#define PROBEKIT_SITE11_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10) STAP_PROBE11(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10)
+#define PROBEKIT_SITE12(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10, _v11, _z11) STAP_PROBE12(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11)
+#define PROBEKIT_SITE12_EXPR(nop, provider, name, _v0, _z0, _v1, _z1, _v2, _z2, _v3, _z3, _v4, _z4, _v5, _z5, _v6, _z6, _v7, _z7, _v8, _z8, _v9, _z9, _v10, _z10, _v11, _z11) STAP_PROBE12(provider, name, _v0, _v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11)
 
 #endif /* PROBEKIT_NATIVE_MARKER */
 #endif /* PROBEKIT_MARKER_V1 */

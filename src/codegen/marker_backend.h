@@ -10,14 +10,17 @@ namespace probekit::codegen {
 
 struct SiteArg {
     std::string value;  // a C expression: an integer or pointer of at most 8 bytes
-    std::string size;   // a constant expression: its sdt size, -N signed or N unsigned
+    std::string size;   // its sdt size, -N signed or N unsigned: see Site::literal_sizes
 };
 
 struct Site {
     std::string provider;
     std::string probe;
     bool reached_by_call = false;  // the site is in an out-of-line function (5-byte NOP is safe)
-    std::string meta;              // name of the macro holding the .note.probekit asm, or empty
+    // Sizes are integer literals (or macros that expand to one) known when
+    // the header is generated, rather than constant expressions the compiler
+    // evaluates: typed arguments, whose converted type the spec fixes.
+    bool literal_sizes = false;
     std::vector<SiteArg> args;
 };
 

@@ -41,15 +41,9 @@ template <class T> inline constexpr bool ok_string =
     std::is_convertible<typename std::decay<value_t<T>>::type, const char *>::value || has_c_str<value_t<T>>::value;
 template <class T> inline constexpr bool ok_any =
     std::is_scalar<typename std::decay<value_t<T>>::type>::value && sizeof(typename std::decay<value_t<T>>::type) <= 8;
-/* Numbers and pointers by value, so the inliner has no reference to take
-   apart at every site (measured: within the noise, docs/benchmarks.md). */
-template <class To, class T> __attribute__((__always_inline__)) inline To to(T v) { return static_cast<To>(v); }
-template <class T> __attribute__((__always_inline__)) inline const void *to_pointer(T v) { return (const void *)v; }
 template <class T> __attribute__((__always_inline__)) inline const char *to_string(const T &v) {
   if constexpr (has_c_str<T>::value) return v.c_str(); else return v;
 }
-/* Floats travel as their bits in an integer register: every consumer reads
-   integer operands, none reads %xmm ones. The real type is in the spec. */
 template <class T> __attribute__((__always_inline__)) inline unsigned int f32_bits(T v) {
   float f = static_cast<float>(v); unsigned int u; __builtin_memcpy(&u, &f, sizeof u); return u;
 }
@@ -71,22 +65,37 @@ template <class T> constexpr int sdt_size() {
 }
 } /* namespace probekit_gen_v1 */
 } /* extern "C++" */
-/* Pieces of each probe's fire(): a check with the spec's words (a builder
-   only in the gated form, the type) that leaves okK for fire() to stop at
-   (one error per mistake, not a cascade), then the conversion to the spec's
-   type. A builder's result is bound to vK first: the std::string a builder
-   returns must live until the probe has fired, not only until c_str(). */
+/* Floats travel as their bits in an integer register: every consumer reads
+   integer operands, none reads %xmm ones. The real type is in the spec. */
+#ifdef __has_builtin
+#if __has_builtin(__builtin_bit_cast)
+#define PROBEKIT_GEN_V1_F32(v) __builtin_bit_cast(unsigned int, static_cast<float>(v))
+#define PROBEKIT_GEN_V1_F64(v) __builtin_bit_cast(unsigned long long, static_cast<double>(v))
+#endif
+#endif
+#ifndef PROBEKIT_GEN_V1_F32
+#define PROBEKIT_GEN_V1_F32 ::probekit_gen_v1::f32_bits
+#define PROBEKIT_GEN_V1_F64 ::probekit_gen_v1::f64_bits
+#endif
+/* Each probe's check<Gated, T...> holds a static_assert per argument with
+   the spec's words (a builder only in the gated form, the type), and `ok`
+   for plain() and fire() to stop at (one error per mistake, not a cascade).
+   Then each argument goes through its conversion to the spec's type, a
+   prefix such as static_cast<int> that the per-arity macros apply to it:
+   casts and builtins where they do, so that a site inlines nothing more.
+   plain() takes numbers and pointers by value: references to the caller's
+   locals cost gcc 7% more work on a probe-dense unit (docs/benchmarks.md,
+   section 2). fire(), the gated form's, forwards
+   builders and converts their results inside the call to slow(): the
+   std::string a builder returns lives until the probe has fired. */
 #define PROBEKIT_GEN_V1_CHECK(k, trait, id, arg, macro, expects) \
   static_assert(G || !::probekit_gen_v1::is_builder<T##k>::value, id ": argument " #k " '" arg \
                 "' is a builder (a callable): builders run only in the gated form " macro "_GATED(...)"); \
-  constexpr bool ok##k = ::probekit_gen_v1::trait<T##k>; \
+  static constexpr bool ok##k = ::probekit_gen_v1::trait<T##k>; \
   static_assert(ok##k, id ": argument " #k " '" arg "' must be " expects);
-#define PROBEKIT_GEN_V1_ARG(k, convert) \
-  auto &&v##k = ::probekit_gen_v1::value(static_cast<T##k &&>(a##k)); \
-  auto c##k = ::probekit_gen_v1::convert(v##k);
 #define PROBEKIT_GEN_V1_AI __attribute__((__always_inline__)) inline
-#define PROBEKIT_GEN_V1_PLAIN(fn) fn::fire<false>
-#define PROBEKIT_GEN_V1_GATED(fn) fn::fire<true>
+#define PROBEKIT_GEN_V1_PLAIN(fn) fn::plain
+#define PROBEKIT_GEN_V1_GATED(fn) fn::fire
 #else
 static __inline__ __attribute__((__always_inline__, __unused__)) unsigned int probekit_gen_v1_f32_bits(float f) {
   unsigned int u; __builtin_memcpy(&u, &f, sizeof u); return u;
@@ -227,8 +236,7 @@ struct CxxArg {
     const char* check;
     const char* expects;         // then `detail` in parentheses, if any
     std::string detail;
-    std::string_view convert;    // ::probekit_gen_v1::<convert>(v)
-    std::string_view convert_to; // template argument of `to`, if any
+    std::string convert;         // a prefix: <convert>(value)
     std::string_view converted;  // the type <convert> returns, the gated slow()'s parameter; "" if untyped
 };
 
@@ -237,16 +245,17 @@ CxxArg cxx_arg(const spec::Arg& a) {
     switch (r.kind) {
         case ArgKind::SignedInt:
         case ArgKind::UnsignedInt:
-        case ArgKind::Char: return {"ok_number", "a number", r.c_type, "to", r.c_type, r.c_type};
-        case ArgKind::Bool: return {"ok_number", "a bool", "", "to", "bool", "bool"};
-        case ArgKind::Float: return {"ok_number", "a number", "float", "f32_bits", "", "unsigned int"};
-        case ArgKind::Double: return {"ok_number", "a number", "double", "f64_bits", "", "unsigned long long"};
-        case ArgKind::Pointer: return {"ok_pointer", "a pointer", a.type.spelling(), "to_pointer", "", "const void *"};
+        case ArgKind::Char:
+            return {"ok_number", "a number", r.c_type, "static_cast<" + r.c_type + ">", r.c_type};
+        case ArgKind::Bool: return {"ok_number", "a bool", "", "static_cast<bool>", "bool"};
+        case ArgKind::Float: return {"ok_number", "a number", "float", "PROBEKIT_GEN_V1_F32", "unsigned int"};
+        case ArgKind::Double: return {"ok_number", "a number", "double", "PROBEKIT_GEN_V1_F64", "unsigned long long"};
+        case ArgKind::Pointer: return {"ok_pointer", "a pointer", a.type.spelling(), "(const void *)", "const void *"};
         case ArgKind::String:
-            return {"ok_string", "a NUL-terminated string", "const char * or an object with c_str()", "to_string", "",
-                    "const char *"};
+            return {"ok_string", "a NUL-terminated string", "const char * or an object with c_str()",
+                    "::probekit_gen_v1::to_string", "const char *"};
         case ArgKind::Opaque:
-            return {"ok_any", "a scalar of at most 8 bytes", a.type.spelling() + " is untyped", "any", "", ""};
+            return {"ok_any", "a scalar of at most 8 bytes", a.type.spelling() + " is untyped", "::probekit_gen_v1::any", ""};
     }
     return {};
 }
@@ -270,20 +279,27 @@ const char* c_convert(const spec::Arg& a) {
 // lines whatever its arity. The names carry the backend's tag and are
 // guarded: several generated headers may meet in one unit. The per-arity
 // parameter lists that every probe repeats are made here once.
+//
+// Two families: typed probes pass each argument's sdt size as a literal
+// (zK); untyped probes (C++ only, an argument type probekit cannot know)
+// have the compiler compute it from the argument's type.
 class ArityMacros {
 public:
     explicit ArityMacros(const MarkerBackend& marker) : marker_(marker) {
         for (size_t n = 0; n <= spec::kMaxProbeArgs; ++n) {
             auto& t = text_[n];
             t.slow = name("SLOW", n);
+            t.call = name("CALL", n);
             t.fire = name("FIRE", n);
+            t.slow_untyped = name("SLOWX", n);
+            t.fire_untyped = name("FIREX", n);
             t.c_functions = name("C", n);
             t.params = numbered("arg", n);
-            t.cxx_tparams = "bool G";
             if (n) t.slow_template = "template <" + numbered("class C", n) + "> ";
+            t.cxx_tparams = n ? numbered("class T", n) : "class = void";
+            t.check_args = n ? ", " + numbered("T", n) : "";
             for (size_t i = 1; i <= n; ++i) {
                 const std::string k = std::to_string(i);
-                t.cxx_tparams += ", class T" + k;
                 t.cxx_fparams += (i > 1 ? ", T" : "T") + k + " &&a" + k;
                 t.all_ok += (i > 1 ? " && ok" : "ok") + k;
             }
@@ -292,72 +308,106 @@ public:
     }
 
     struct Text_ {
-        std::string slow, fire, c_functions;  // the macros' names
+        std::string slow, call, fire, slow_untyped, fire_untyped, c_functions;  // the macros' names
         std::string params;                   // "arg1, arg2"
-        std::string cxx_tparams;              // "bool G, class T1, class T2"
+        std::string cxx_tparams;              // "class T1, class T2"
+        std::string check_args;               // ", T1, T2"
         std::string slow_template;            // "template <class C1, class C2> " (untyped probes' slow())
-        std::string cxx_fparams;              // "T1 &&a1, T2 &&a2"
+        std::string cxx_fparams;              // "T1 &&a1, T2 &&a2" (fire())
         std::string all_ok;                   // "ok1 && ok2"
     };
     const Text_& operator[](size_t n) const { return text_[n]; }
 
+    // Typed probes: C++ slow() and fire()'s tail, and the C functions.
     void define(Text& out, size_t n) const {
-        const std::string meta = marker_.writes_metadata() ? "PROBEKIT_META_##prov##_##name" : "";
         out.line("#ifndef ", text_[n].fire);
         // C++: the out-of-line site that the gated form calls (a call has
         // retired the caller's red zone, so its attach point can be a 5-byte
         // NOP; hidden, so two shared objects never bind each other's copies),
         // and the tail of fire(): that call, or an inline site.
-        std::vector<SiteArg> by_type, by_value, c_args;
-        std::string cparams, c_params = n ? "" : "void", slow_macro_params, c_macro_params;
+        std::vector<SiteArg> slow_args, inline_args, c_args;
+        std::string cparams, c_params = n ? "" : "void", slow_macro_params, fire_macro_params, c_macro_params;
         for (size_t i = 1; i <= n; ++i) {
             const std::string k = std::to_string(i);
-            by_type.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
-            by_value.push_back({"c" + k, "::probekit_gen_v1::sdt_size<decltype(c" + k + ")>()"});
-            const std::string v = "f" + k + "(probekit_arg" + k + ")";
-            c_args.push_back({v, "PROBEKIT_ARGSIZE(" + v + ")"});
+            slow_args.push_back({"c" + k, "z" + k});
+            inline_args.push_back({"cv" + k + "(a" + k + ")", "z" + k});
+            c_args.push_back({"f" + k + "(probekit_arg" + k + ")", "z" + k});
             cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
             c_params += (i > 1 ? ", t" : "t") + k + " probekit_arg" + k;
-            slow_macro_params += ", C" + k;
-            c_macro_params += ", t" + k + ", f" + k;
+            slow_macro_params += ", C" + k + ", z" + k;
+            fire_macro_params += ", cv" + k + ", z" + k;
+            c_macro_params += ", t" + k + ", f" + k + ", z" + k;
         }
-        // Out-of-line sites also hand the probe to in-process listeners
-        // (backends that write descriptors only).
-        std::string cxx_values, c_values;
-        for (size_t i = 1; i <= n; ++i) {
-            const std::string k = std::to_string(i);
-            cxx_values += ", (unsigned long long)(c" + k + ")";
-            c_values += ", (unsigned long long)(f" + k + "(probekit_arg" + k + "))";
-        }
-        auto dispatch = [&](const std::string& values) -> std::string {
-            if (!marker_.writes_metadata()) return "";
-            return n ? " PROBEKIT_GEN_V1_DISPATCH(prov, name" + values + ");" : " PROBEKIT_GEN_V1_DISPATCH0(prov, name);";
-        };
-        // slow() takes the converted types (fire()'s cK): the generator knows
-        // them for typed probes, which then get one plain function each; an
-        // untyped probe's struct puts a template header before the macro.
-        // Not a template per call: thousands of gated sites compile faster.
-        out.line("#define ", text_[n].slow, "(prov, name", slow_macro_params, ") ",
-                 "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(", cparams, ") { \\");
-        out.line("  ", marker_.site({"prov", "name", true, meta, by_type}), ";", dispatch(cxx_values), " }");
-        out.line("#define ", text_[n].fire, "(G, prov, name) if constexpr (G) slow(", numbered("c", n), "); else \\");
-        out.line("  ", marker_.site({"prov", "name", false, meta, by_value}), ";");
+        // slow() takes the converted types: one plain function per probe,
+        // not a template per call: thousands of gated sites compile faster.
+        out.line("#define ", text_[n].slow, "(prov, name", slow_macro_params, ") ", slow_head(cparams));
+        out.line("  ", marker_.site({"prov", "name", true, true, slow_args}), ";", dispatch(n, cxx_values(n)), " }");
+        out.line("#define ", text_[n].fire, "(prov, name", fire_macro_params, ") ", marker_.site({"prov", "name", false, true, inline_args}), ";");
         // C: an always-inline function with the spec's parameter types (the
         // compiler converts and warns as for any call), and the out-of-line
         // one for the gated form: `inline` so that a unit that never calls it
         // emits nothing (gcc -O0 would, notes included), `noinline` so that
         // it stays a call.
+        std::string c_values;
+        for (size_t i = 1; i <= n; ++i) c_values += ", (unsigned long long)(f" + std::to_string(i) + "(probekit_arg" + std::to_string(i) + "))";
         out.line("#define ", text_[n].c_functions, "(prov, name", c_macro_params, ") \\");
         out.line("  static __inline__ __attribute__((__always_inline__, __unused__)) void probekit_##prov##_##name(", c_params, ") { \\");
-        out.line("    ", marker_.site({"prov", "name", false, meta, c_args}), "; } \\");
+        out.line("    ", marker_.site({"prov", "name", false, true, c_args}), "; } \\");
         out.line("  static __inline__ __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
-        out.line("    ", marker_.site({"prov", "name", true, meta, c_args}), ";", dispatch(c_values), " }");
+        out.line("    ", marker_.site({"prov", "name", true, true, c_args}), ";", dispatch(n, c_values), " }");
+        out.line("#endif");
+    }
+
+    // The gated form's call to slow() (C++): each argument converted in the
+    // call's own full-expression, so a builder's std::string outlives the probe.
+    void define_call(Text& out, size_t n) const {
+        out.line("#ifndef ", text_[n].call);
+        out.raw("#define ", text_[n].call, "(", numbered("cv", n), ") slow(");
+        for (size_t i = 1; i <= n; ++i) {
+            const std::string k = std::to_string(i);
+            out.raw(i > 1 ? ", cv" : "cv", k, "(::probekit_gen_v1::value(static_cast<T", k, " &&>(a", k, ")))");
+        }
+        out.line(");");
+        out.line("#endif");
+    }
+
+    // Untyped probes (C++): slow() is a template (the struct puts its header
+    // before the macro) and each size is computed from the argument's type.
+    void define_untyped(Text& out, size_t n) const {
+        out.line("#ifndef ", text_[n].fire_untyped);
+        std::vector<SiteArg> by_type, by_value;
+        std::string cparams, fire_macro_params;
+        for (size_t i = 1; i <= n; ++i) {
+            const std::string k = std::to_string(i);
+            const std::string v = "cv" + k + "(a" + k + ")";
+            by_type.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
+            by_value.push_back({v, "::probekit_gen_v1::sdt_size<decltype(" + v + ")>()"});
+            cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
+            fire_macro_params += ", cv" + k;
+        }
+        out.line("#define ", text_[n].slow_untyped, "(prov, name) ", slow_head(cparams));
+        out.line("  ", marker_.site({"prov", "name", true, false, by_type}), ";", dispatch(n, cxx_values(n)), " }");
+        out.line("#define ", text_[n].fire_untyped, "(prov, name", fire_macro_params, ") ", marker_.site({"prov", "name", false, false, by_value}), ";");
         out.line("#endif");
     }
 
 private:
     std::string name(const char* what, size_t n) const {
         return std::string("PROBEKIT_GEN_V1_") + marker_.tag() + "_" + what + std::to_string(n);
+    }
+    static std::string slow_head(const std::string& cparams) {
+        return "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(" + cparams + ") { \\";
+    }
+    static std::string cxx_values(size_t n) {
+        std::string v;
+        for (size_t i = 1; i <= n; ++i) v += ", (unsigned long long)(c" + std::to_string(i) + ")";
+        return v;
+    }
+    // Out-of-line sites also hand the probe to in-process listeners
+    // (backends that write descriptors only).
+    std::string dispatch(size_t n, const std::string& values) const {
+        if (!marker_.writes_metadata()) return "";
+        return n ? " PROBEKIT_GEN_V1_DISPATCH(prov, name" + values + ");" : " PROBEKIT_GEN_V1_DISPATCH0(prov, name);";
     }
     const MarkerBackend& marker_;
     Text_ text_[spec::kMaxProbeArgs + 1];
@@ -402,13 +452,15 @@ void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const
     CxxArg args[spec::kMaxProbeArgs];
     for (size_t i = 0; i < n; ++i) args[i] = cxx_arg(p.args[i]);
     const bool all_typed = typed(p);
-    out.raw("struct ", nm.fn, " { ", all_typed ? "" : at.slow_template, at.slow, "(", prov.name, ", ", p.name);
-    for (size_t i = 0; i < n; ++i) {
-        if (all_typed) out.raw(", ", args[i].converted);
-        else out.raw(", C", i + 1);
+    out.raw("struct ", nm.fn, " { ");
+    if (all_typed) {
+        out.raw(at.slow, "(", prov.name, ", ", p.name);
+        for (size_t i = 0; i < n; ++i) out.raw(", ", args[i].converted, ", ", sdt_size_text(p.args[i]));
+        out.line(")");
+    } else {
+        out.line(at.slow_template, at.slow_untyped, "(", prov.name, ", ", p.name, ")");
     }
-    out.line(")");
-    out.line("  template <", at.cxx_tparams, "> static PROBEKIT_GEN_V1_AI void fire(", at.cxx_fparams, ") {");
+    out.line("  template <bool G", at.check_args.empty() ? "" : ", " + at.cxx_tparams, "> struct check {");
     for (size_t i = 0; i < n; ++i) {
         const spec::Arg& a = p.args[i];
         const CxxArg& c = args[i];
@@ -421,27 +473,40 @@ void emit_cxx(Text& out, const spec::Provider& prov, const spec::Probe& p, const
         if (!a.name.empty()) out.raw(" ", CEscaped{a.name});
         out.line("'\")");
     }
-    out.raw("    if constexpr (", at.all_ok, ") { ");
+    out.line("    static constexpr bool ok = ", at.all_ok, ";");
+    out.line("  };");
+    // The gated form: builders forwarded, called only once the gate is open.
+    out.raw("  template <", at.cxx_tparams, "> static PROBEKIT_GEN_V1_AI void fire(", at.cxx_fparams, ") { ");
+    out.raw("if constexpr (check<true", at.check_args, ">::ok) { ", at.call, "(");
+    for (size_t i = 0; i < n; ++i) out.raw(i ? ", " : "", args[i].convert);
+    out.line(") } }");
+    // The plain form: an inline site. Strings by reference (a std::string is
+    // not copied), everything else by value.
+    out.raw("  template <", at.cxx_tparams, "> static PROBEKIT_GEN_V1_AI void plain(");
     for (size_t i = 0; i < n; ++i) {
-        const CxxArg& c = args[i];
-        out.raw("PROBEKIT_GEN_V1_ARG(", i + 1, ", ", c.convert);
-        if (!c.convert_to.empty()) out.raw("<", c.convert_to, ">");
-        out.raw(") ");
+        const std::string k = std::to_string(i + 1);
+        const bool by_ref = p.args[i].resolved.kind == ArgKind::String;
+        out.raw(i ? ", " : "", by_ref ? "const T" + k + " &a" + k : "T" + k + " a" + k);
     }
-    out.line(at.fire, "(G, ", prov.name, ", ", p.name, ") }");
-    out.line("  }");
+    out.raw(") { if constexpr (check<false", at.check_args, ">::ok) { ", all_typed ? at.fire : at.fire_untyped, "(",
+            prov.name, ", ", p.name);
+    for (size_t i = 0; i < n; ++i) {
+        out.raw(", ", args[i].convert);
+        if (all_typed) out.raw(", ", sdt_size_text(p.args[i]));
+    }
+    out.line(") } }");
     out.line("};");
     if (!typed(p)) {
         const std::string& params = at.params;
-        out.line("#define ", nm.macro, "(", params, ") ", nm.fn, "::fire<false>(", params, ")");
+        out.line("#define ", nm.macro, "(", params, ") ", nm.fn, "::plain(", params, ")");
         out.line("#define ", nm.macro, "_GATED(", params, ") PROBEKIT_GEN_V1_IF_ENABLED(", nm.sem, ", ", nm.fn,
-                 "::fire<true>(", params, "))");
+                 "::fire(", params, "))");
     }
 }
 
 void emit_c_typed(Text& out, const spec::Provider& prov, const spec::Probe& p, const ArityMacros& am) {
     out.raw(am[p.args.size()].c_functions, "(", prov.name, ", ", p.name);
-    for (const auto& a : p.args) out.raw(", ", c_param_type(a), ", ", c_convert(a));
+    for (const auto& a : p.args) out.raw(", ", c_param_type(a), ", ", c_convert(a), ", ", sdt_size_text(a));
     out.line(")");
 }
 
@@ -461,11 +526,22 @@ void emit_c_untyped(Text& out, const spec::Provider& prov, const spec::Probe& p,
                   c_escape(nm.id + ": argument " + std::to_string(i + 1) + " '" + spec::arg_label(p.args[i].name, i) +
                            "' must be a scalar of at most 8 bytes") + "\"); ";
     }
-    const std::string meta = marker.writes_metadata() ? spec::meta_macro_name(prov.name, p.name) : "";
-    const std::string site = marker.site({prov.name, p.name, false, meta, args});
+    const std::string site = marker.site({prov.name, p.name, false, false, args});
     const std::string params = numbered("arg", n);
     out.line("#define ", nm.macro, "(", params, ") do { ", checks, site, "; } while (0)");
     out.line("#define ", nm.macro, "_GATED(", params, ") do { ", checks, "if (", nm.macro, "_ENABLED()) ", site, "; } while (0)");
+}
+
+// Every probe's .note.probekit entry and runtime descriptor, as top-level
+// asm: once per unit, not text in every site (compile time, docs/
+// benchmarks.md section 2). So every object that includes the header
+// describes all of the spec's probes; readers ignore descriptions without a
+// site, and the runtime never sees a hit for them.
+void emit_metadata(Text& out, const spec::Spec& spec) {
+    out.line("#if PROBEKIT_NATIVE_MARKER");
+    for (const auto& prov : spec.providers)
+        for (const auto& p : prov.probes) out.line("__asm__(", spec::meta_macro_name(prov.name, p.name), ");");
+    out.line("#endif");
 }
 
 void emit_gates(Text& out, const spec::Spec& spec, const MarkerBackend& marker) {
@@ -475,7 +551,7 @@ void emit_gates(Text& out, const spec::Spec& spec, const MarkerBackend& marker) 
     for (const auto& prov : spec.providers)
         for (const auto& p : prov.probes) {
             out.line("PROBEKIT_GEN_V1_GATE(", spec::semaphore_name(prov.name, p.name), ");");
-            // The runtime descriptor, defined by the first site's asm.
+            // The runtime descriptor, defined by the top-level asm (emit_metadata).
             if (marker.writes_metadata()) out.line("PROBEKIT_GEN_V1_DESC(", prov.name, ", ", p.name, ");");
         }
     out.line("#ifdef __cplusplus");
@@ -511,10 +587,14 @@ namespace {
 
 void emit_header(Text& out, const spec::Spec& spec, const MarkerBackend& marker, const HeaderOptions& options) {
     size_t probes = 0;
-    bool arity_used[spec::kMaxProbeArgs + 1] = {};
+    bool arity_used[spec::kMaxProbeArgs + 1] = {}, untyped_arity_used[spec::kMaxProbeArgs + 1] = {};
     for (const auto& prov : spec.providers) {
         probes += prov.probes.size();
-        for (const auto& p : prov.probes) arity_used[std::min(p.args.size(), spec::kMaxProbeArgs)] = true;
+        for (const auto& p : prov.probes) {
+            const size_t n = std::min(p.args.size(), spec::kMaxProbeArgs);
+            if (typed(p)) arity_used[n] = true;
+            else untyped_arity_used[n] = true;
+        }
     }
     const std::string guard = options.guard.empty() ? guard_from_path(spec.path + ".h") : options.guard;
     out.line("/* Generated by probekit compile from ", comment_safe(options.source_name.empty() ? spec.path : options.source_name),
@@ -539,8 +619,11 @@ void emit_header(Text& out, const spec::Spec& spec, const MarkerBackend& marker,
     out.raw(kHelpers);
     if (marker.writes_metadata()) out.raw(probekit_note_macros(), kRuntimeHook);
     const ArityMacros arity(marker);
-    for (size_t n = 0; n <= spec::kMaxProbeArgs; ++n)
+    for (size_t n = 0; n <= spec::kMaxProbeArgs; ++n) {
         if (arity_used[n]) arity.define(out, n);
+        if (untyped_arity_used[n]) arity.define_untyped(out, n);
+        if (arity_used[n] || untyped_arity_used[n]) arity.define_call(out, n);
+    }
     out.line("");
     emit_gates(out, spec, marker);
     std::vector<ProbeNames> names;
@@ -550,6 +633,7 @@ void emit_header(Text& out, const spec::Spec& spec, const MarkerBackend& marker,
             names.push_back(names_of(prov, p));
             emit_common(out, prov, p, names.back(), marker, arity);
         }
+    if (marker.writes_metadata()) emit_metadata(out, spec);
     out.line("");
     out.line("#ifdef __cplusplus");
     out.line("extern \"C++\" {");

@@ -40,7 +40,7 @@ bool is_reserved_name(const std::string& name) {
     // generated header's preamble). The runtime's own provider, `probekit`,
     // may use every other PROBEKIT_ name.
     static const char* const prefixes[] = {"PROBEKIT_SITE", "PROBEKIT_NOP", "PROBEKIT_ASM_", "PROBEKIT_META_",
-                                           "PROBEKIT_GEN_", "PROBEKIT_ARGSIZE", "PROBEKIT_ITYPE_", "PROBEKIT_NATIVE_MARKER",
+                                           "PROBEKIT_GEN_", "PROBEKIT_ARGSIZE", "PROBEKIT_STR_", "PROBEKIT_SDT_", "PROBEKIT_ITYPE_", "PROBEKIT_NATIVE_MARKER",
                                            "PROBEKIT_MARKER_", "PROBEKIT_USE_SYS_SDT", "probekit_gen_v1"};
     if (name.rfind("PROBEKIT_", 0) != 0 && name.rfind("probekit_gen_v1", 0) != 0) return false;
     for (const char* p : prefixes)

@@ -15,7 +15,7 @@ LEAF(leaf_plain, RZ_PLAIN(a))
 LEAF(leaf_gated, RZ_GATED_GATED(a))
 /* The control: a 5-byte NOP placed inline in a leaf, which probekit never
    does. Under a tracer on Linux 6.18+ it corrupts the red zone. */
-LEAF(leaf_unsafe, PROBEKIT_SITE1(PROBEKIT_NOP5, rz, unsafe, "", a, -8))
+LEAF(leaf_unsafe, PROBEKIT_SITE1(PROBEKIT_NOP5, rz, unsafe, a, -8))
 
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 1000000;
