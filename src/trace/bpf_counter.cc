@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <string>
+
+#include "util/file.h"
 
 namespace probekit::trace {
 namespace {
@@ -28,9 +30,8 @@ bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) 
 
 // The CPUs the kernel may have ("0-3"): a per-CPU map's value has a slot for each.
 size_t possible_cpus() {
-    std::ifstream f("/sys/devices/system/cpu/possible");
-    std::string text;
-    std::getline(f, text);
+    std::string error;
+    const std::string text = util::read_file("/sys/devices/system/cpu/possible", error).value_or("");
     const size_t dash = text.rfind('-'), comma = text.rfind(',');
     const size_t at = dash == std::string::npos ? (comma == std::string::npos ? 0 : comma + 1) : dash + 1;
     const long last = std::atol(text.c_str() + at);
