@@ -326,13 +326,12 @@ public:
         // NOP; hidden, so two shared objects never bind each other's copies),
         // and the tail of fire(): that call, or an inline site.
         std::vector<SiteArg> slow_args, inline_args, c_args;
-        std::string cparams, c_params = n ? "" : "void", slow_macro_params, fire_macro_params, c_macro_params;
+        std::string c_params = n ? "" : "void", slow_macro_params, fire_macro_params, c_macro_params;
         for (size_t i = 1; i <= n; ++i) {
             const std::string k = std::to_string(i);
             slow_args.push_back({"c" + k, "z" + k});
             inline_args.push_back({"cv" + k + "(a" + k + ")", "z" + k});
             c_args.push_back({"f" + k + "(probekit_arg" + k + ")", "z" + k});
-            cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
             c_params += (i > 1 ? ", t" : "t") + k + " probekit_arg" + k;
             slow_macro_params += ", C" + k + ", z" + k;
             fire_macro_params += ", cv" + k + ", z" + k;
@@ -340,21 +339,19 @@ public:
         }
         // slow() takes the converted types: one plain function per probe,
         // not a template per call: thousands of gated sites compile faster.
-        out.line("#define ", text_[n].slow, "(prov, name", slow_macro_params, ") ", slow_head(cparams));
-        out.line("  ", marker_.site({"prov", "name", true, true, slow_args}), ";", dispatch(n, cxx_values(n)), " }");
+        out.line("#define ", text_[n].slow, "(prov, name", slow_macro_params, ") ", slow_head(n));
+        out.line("  ", marker_.site({"prov", "name", true, true, slow_args}), ";", dispatch(slow_args), " }");
         out.line("#define ", text_[n].fire, "(prov, name", fire_macro_params, ") ", marker_.site({"prov", "name", false, true, inline_args}), ";");
         // C: an always-inline function with the spec's parameter types (the
         // compiler converts and warns as for any call), and the out-of-line
         // one for the gated form: `inline` so that a unit that never calls it
         // emits nothing (gcc -O0 would, notes included), `noinline` so that
         // it stays a call.
-        std::string c_values;
-        for (size_t i = 1; i <= n; ++i) c_values += ", (unsigned long long)(f" + std::to_string(i) + "(probekit_arg" + std::to_string(i) + "))";
         out.line("#define ", text_[n].c_functions, "(prov, name", c_macro_params, ") \\");
         out.line("  static __inline__ __attribute__((__always_inline__, __unused__)) void probekit_##prov##_##name(", c_params, ") { \\");
         out.line("    ", marker_.site({"prov", "name", false, true, c_args}), "; } \\");
         out.line("  static __inline__ __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __unused__)) void probekit_##prov##_##name##_slow(", c_params, ") { \\");
-        out.line("    ", marker_.site({"prov", "name", true, true, c_args}), ";", dispatch(n, c_values), " }");
+        out.line("    ", marker_.site({"prov", "name", true, true, c_args}), ";", dispatch(c_args), " }");
         out.line("#endif");
     }
 
@@ -376,17 +373,16 @@ public:
     void define_untyped(Text& out, size_t n) const {
         out.line("#ifndef ", text_[n].fire_untyped);
         std::vector<SiteArg> by_type, by_value;
-        std::string cparams, fire_macro_params;
+        std::string fire_macro_params;
         for (size_t i = 1; i <= n; ++i) {
             const std::string k = std::to_string(i);
             const std::string v = "cv" + k + "(a" + k + ")";
             by_type.push_back({"c" + k, "::probekit_gen_v1::sdt_size<C" + k + ">()"});
             by_value.push_back({v, "::probekit_gen_v1::sdt_size<decltype(" + v + ")>()"});
-            cparams += (i > 1 ? ", C" : "C") + k + " c" + k;
             fire_macro_params += ", cv" + k;
         }
-        out.line("#define ", text_[n].slow_untyped, "(prov, name) ", slow_head(cparams));
-        out.line("  ", marker_.site({"prov", "name", true, false, by_type}), ";", dispatch(n, cxx_values(n)), " }");
+        out.line("#define ", text_[n].slow_untyped, "(prov, name) ", slow_head(n));
+        out.line("  ", marker_.site({"prov", "name", true, false, by_type}), ";", dispatch(by_type), " }");
         out.line("#define ", text_[n].fire_untyped, "(prov, name", fire_macro_params, ") ", marker_.site({"prov", "name", false, false, by_value}), ";");
         out.line("#endif");
     }
@@ -395,19 +391,20 @@ private:
     std::string name(const char* what, size_t n) const {
         return std::string("PROBEKIT_GEN_V1_") + marker_.tag() + "_" + what + std::to_string(n);
     }
-    static std::string slow_head(const std::string& cparams) {
-        return "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(" + cparams + ") { \\";
+    // C++ slow()'s head: its parameters are C1 c1, C2 c2, ...
+    static std::string slow_head(size_t n) {
+        std::string params;
+        for (size_t i = 1; i <= n; ++i) params += (i > 1 ? ", C" : "C") + std::to_string(i) + " c" + std::to_string(i);
+        return "static __attribute__((PROBEKIT_GEN_V1_OUT_OF_LINE, __visibility__(\"hidden\"))) void slow(" + params + ") { \\";
     }
-    static std::string cxx_values(size_t n) {
-        std::string v;
-        for (size_t i = 1; i <= n; ++i) v += ", (unsigned long long)(c" + std::to_string(i) + ")";
-        return v;
-    }
-    // Out-of-line sites also hand the probe to in-process listeners
-    // (backends that write descriptors only).
-    std::string dispatch(size_t n, const std::string& values) const {
+    // Out-of-line sites also hand the probe, with the site's argument
+    // values, to in-process listeners (backends that write descriptors only).
+    std::string dispatch(const std::vector<SiteArg>& args) const {
         if (!marker_.writes_metadata()) return "";
-        return n ? " PROBEKIT_GEN_V1_DISPATCH(prov, name" + values + ");" : " PROBEKIT_GEN_V1_DISPATCH0(prov, name);";
+        if (args.empty()) return " PROBEKIT_GEN_V1_DISPATCH0(prov, name);";
+        std::string values;
+        for (const auto& a : args) values += ", (unsigned long long)(" + a.value + ")";
+        return " PROBEKIT_GEN_V1_DISPATCH(prov, name" + values + ");";
     }
     const MarkerBackend& marker_;
     Text_ text_[spec::kMaxProbeArgs + 1];
