@@ -85,12 +85,15 @@ std::vector<uint64_t> Session::stop() {
     return closed_counts_;
 }
 
+void Session::release(Thread& t) {
+    count_and_close(t);
+    t.ring.reset();
+    if (t.ring_fd >= 0) ::close(std::exchange(t.ring_fd, -1));
+}
+
 void Session::close() {
     if (plan_) stop();
-    for (auto& t : threads_) {
-        t.ring.reset();
-        if (t.ring_fd >= 0) ::close(t.ring_fd);
-    }
+    for (auto& t : threads_) release(t);
     threads_.clear();
     // Only now that no perf event uses them.
     kernel_.remove();
@@ -165,9 +168,7 @@ int Session::open_site_event(const Thread& t, size_t si, std::string& error) {
         attr.sample_period = 1;
         attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
         attr.sample_regs_user = kRegsMask;
-        if (!kernel_.empty() && std::any_of(kernel_.event(si).string_field.begin(), kernel_.event(si).string_field.end(),
-                                            [](int32_t f) { return f >= 0; }))
-            attr.sample_type |= PERF_SAMPLE_RAW;
+        if (!kernel_.empty() && !kernel_.event(si).string_field.empty()) attr.sample_type |= PERF_SAMPLE_RAW;
         if (site.stack_bytes) {
             attr.sample_type |= PERF_SAMPLE_STACK_USER;
             attr.sample_stack_user = site.stack_bytes;
@@ -312,7 +313,7 @@ void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::fu
             hit.ctx.pid = static_cast<pid_t>(hit.pid);
             if (!kernel_.empty()) {
                 const KernelEvent& ev = kernel_.event(it->second);
-                if (std::any_of(ev.string_field.begin(), ev.string_field.end(), [](int32_t f) { return f >= 0; })) {
+                if (!ev.string_field.empty()) {
                     uint32_t size = 0;
                     if (at + 4 > rec.size()) return;
                     std::memcpy(&size, rec.data() + at, 4);
@@ -345,10 +346,8 @@ void Session::drain(const std::function<void(const Hit&)>& on_hit, const std::fu
             ++it;
             continue;
         }
-        count_and_close(*it);
+        release(*it);
         tried_.erase(std::lower_bound(tried_.begin(), tried_.end(), it->tid));  // its tid may come back
-        it->ring.reset();
-        if (it->ring_fd >= 0) ::close(it->ring_fd);
         it = threads_.erase(it);
     }
 }

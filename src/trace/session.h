@@ -117,6 +117,8 @@ private:
     bool add_threads(const std::vector<pid_t>& tids, std::string& error);
     int open_site_event(const Thread& t, size_t site, std::string& error);
     void count_and_close(Thread& t);
+    // Counts and closes its site events, then unmaps and closes its ring.
+    void release(Thread& t);
 
     pid_t pid_ = 0;
     const TracePlan* plan_ = nullptr;

@@ -4,6 +4,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -146,6 +147,8 @@ bool UprobeEvents::define(const std::string& dir, const TracePlan& plan, std::st
                 const size_t ai = std::strtoul(f.name.c_str() + 1, nullptr, 10);
                 if (ai < site.args.size()) ev.string_field[ai] = static_cast<int32_t>(f.offset);
             }
+        if (std::none_of(ev.string_field.begin(), ev.string_field.end(), [](int32_t f) { return f >= 0; }))
+            ev.string_field.clear();
     }
     return true;
 }

@@ -24,7 +24,9 @@ namespace probekit::trace {
 
 struct KernelEvent {
     uint64_t id = 0;                    // what perf_event_open takes as attr.config
-    std::vector<int32_t> string_field;  // per argument: offset of its __data_loc field in the record, or -1
+    // Per argument: offset of its __data_loc field in the record, or -1.
+    // Empty when the kernel copies no string for this site (no PERF_SAMPLE_RAW).
+    std::vector<int32_t> string_field;
 };
 
 // The tracefs directory holding uprobe_events, mounting tracefs at
