@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <wordexp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -219,10 +220,11 @@ int run_trace(const TraceArgs& a) {
         // process when a hit is printed; a command that fires and exits at
         // once would be gone by then. Its main thread is seized with
         // PTRACE_O_TRACEEXIT, so that its exit stops before its memory is
-        // released: the last hits are decoded, then it is let go. Nothing else is traced (no syscalls, no other
-        // threads); signals it receives are passed on. If trace dies, the
-        // kernel detaches and the command runs on. Where ptrace is refused
-        // (seccomp, an LSM), tracing goes on without the hold.
+        // released: the last hits are decoded, then it is let go. Nothing
+        // else is traced (no syscalls, no other threads); signals it
+        // receives are passed on. If trace dies, the kernel detaches and
+        // the command runs on. Where ptrace is refused (seccomp, an LSM),
+        // tracing goes on without the hold.
         held = ptrace(PTRACE_SEIZE, child, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACEEXIT)) == 0;
     }
     auto abandon_child = [&] {
@@ -252,7 +254,7 @@ int run_trace(const TraceArgs& a) {
     if (!session.note().empty()) {
         const std::string& n = session.note();
         for (size_t pos = 0; pos < n.size();) {
-            const size_t eol = n.find('\n', pos);
+            const size_t eol = std::min(n.find('\n', pos), n.size());
             std::fprintf(stderr, "%s: %s\n", kWho, n.substr(pos, eol - pos).c_str());
             pos = eol + 1;
         }
